@@ -1,0 +1,29 @@
+import type { TurnOperator } from '../src/turn/turn-state.js'
+import { onTurnState } from './on-turn-state.js'
+
+/**
+ * Ends a started turn with `turnEnd`, stopping or not: a turn that started
+ * always ends.
+ *
+ * ```
+ * source: --S|
+ * result: --(eS)|       e: turnEnd
+ * ```
+ */
+export function endTurn(): TurnOperator {
+  return onTurnState(
+    (state) =>
+      state.started
+        ? [
+            {
+              type: 'turnEnd',
+              turnIndex: state.turnIndex,
+              ...(state.assistant === undefined ? {} : { message: state.assistant }),
+              toolResults: state.toolResults,
+            },
+            state,
+          ]
+        : state,
+    { whenStopped: true },
+  )
+}

@@ -1,0 +1,43 @@
+import type { AgentMessage } from '../src/types/message.js'
+import { isTurnState, nextState, type TurnOperator } from '../src/turn/turn-state.js'
+import { map } from 'rxjs'
+
+/**
+ * Rewrites messages as they are stored: every `messageEnd` event, and the
+ * same messages in the transcript the state carries on. Streaming updates
+ * are left alone (they are what the model sent); what is kept, and what later
+ * turns send, is the rewritten message. `fn` must keep the role.
+ *
+ * ```
+ * source: --u--E--S|        E: messageEnd(m), S: state holding m
+ * result: --u--E'-S'|       E': messageEnd(fn(m)), S' holds fn(m)
+ * ```
+ *
+ * @example Redact secrets before they are stored:
+ * mapMessages((m) => m.role === 'assistant' ? { ...m, content: m.content.map(redact) } : m)
+ */
+export function mapMessages(fn: (message: AgentMessage) => AgentMessage): TurnOperator {
+  const rewritten = new Map<AgentMessage, AgentMessage>()
+  return (source) =>
+    source.pipe(
+      map((item) => {
+        if (isTurnState(item)) {
+          if (rewritten.size === 0) return item
+          const swap = <M extends AgentMessage>(m: M): M => (rewritten.get(m) as M | undefined) ?? m
+          const messages = Object.freeze(item.context.messages.map(swap))
+          const next = nextState(item, {
+            context: { ...item.context, messages },
+            ...(item.assistant === undefined ? {} : { assistant: swap(item.assistant) }),
+            toolResults: item.toolResults.map(swap),
+          })
+          rewritten.clear()
+          return next
+        }
+        if (item.type !== 'messageEnd') return item
+        const out = fn(item.message)
+        if (out === item.message) return item
+        rewritten.set(item.message, out)
+        return { ...item, message: out }
+      }),
+    )
+}

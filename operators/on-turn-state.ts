@@ -1,0 +1,76 @@
+import { isObservable, Observable, type Subscription } from 'rxjs'
+import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
+
+/** Options for {@link onTurnState}. */
+export interface OnTurnStateOptions {
+  /** Also run for a state whose loop is already stopping. Default false: such a state passes through untouched. */
+  readonly whenStopped?: boolean
+}
+
+/**
+ * The building block of every stage: events pass through untouched and
+ * synchronously; the turn's state is handed to `project`, whose items (events
+ * first, the new state last: one state, an array, or an Observable) replace it.
+ *
+ * ```
+ * source:  --e--e--S|          S: the turn state
+ * project: S => -f-T|
+ * result:  --e--e---f-T|
+ * ```
+ *
+ * Written by hand rather than with `concatMap` because every streamed token
+ * passes through every stage: here that costs one function call, not an inner
+ * subscription.
+ */
+export function onTurnState(
+  project: (state: TurnState) => Observable<TurnItem> | TurnItem | readonly TurnItem[],
+  options: OnTurnStateOptions = {},
+): TurnOperator {
+  return (source) =>
+    new Observable<TurnItem>((subscriber) => {
+      let inner: Subscription | undefined
+      let innerActive = false
+      let sourceDone = false
+      const outer = source.subscribe({
+        next: (item) => {
+          if (!isTurnState(item) || (item.stop !== undefined && options.whenStopped !== true)) {
+            subscriber.next(item)
+            return
+          }
+          let out: Observable<TurnItem> | TurnItem | readonly TurnItem[]
+          try {
+            out = project(item)
+          } catch (error) {
+            subscriber.error(error)
+            return
+          }
+          if (Array.isArray(out)) {
+            for (const v of out as readonly TurnItem[]) subscriber.next(v)
+            return
+          }
+          if (!isObservable(out)) {
+            subscriber.next(out as TurnItem)
+            return
+          }
+          innerActive = true
+          inner = out.subscribe({
+            next: (v) => subscriber.next(v),
+            error: (e: unknown) => subscriber.error(e),
+            complete: () => {
+              innerActive = false
+              if (sourceDone) subscriber.complete()
+            },
+          })
+        },
+        error: (e: unknown) => subscriber.error(e),
+        complete: () => {
+          sourceDone = true
+          if (!innerActive) subscriber.complete()
+        },
+      })
+      return () => {
+        outer.unsubscribe()
+        inner?.unsubscribe()
+      }
+    })
+}

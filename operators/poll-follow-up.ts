@@ -1,0 +1,21 @@
+import type { AgentMessage } from '../src/types/message.js'
+import { appended, nextState, type TurnOperator } from '../src/turn/turn-state.js'
+import { onTurnState } from './on-turn-state.js'
+
+/**
+ * When the loop would end (`idle`), takes the follow-up messages that are
+ * waiting; if there are any, the loop goes on with them instead of ending.
+ *
+ * ```
+ * source: --S|      S.continuation === 'idle'
+ * result: --S'|     S'.continuation === 'next' when follow-ups were waiting
+ * ```
+ */
+export function pollFollowUp(poll: () => readonly AgentMessage[] = () => []): TurnOperator {
+  return onTurnState((state) => {
+    if (state.continuation !== 'idle') return state
+    const found = poll()
+    if (found.length === 0) return state
+    return nextState(state, { pending: appended(state.pending, found), continuation: 'next' })
+  })
+}

@@ -1,0 +1,23 @@
+import { toolCallsOf, type AgentMessage } from '../src/types/message.js'
+import { appended, nextState, type TurnOperator } from '../src/turn/turn-state.js'
+import { onTurnState } from './on-turn-state.js'
+
+/**
+ * After a turn: takes the steering messages that arrived (they join the next
+ * turn) and decides whether the loop goes on. It goes on (`next`) when the
+ * model called tools, messages are pending, or a stage forced another turn;
+ * otherwise the turn is `idle` and the loop would end here.
+ *
+ * ```
+ * source: --S|
+ * result: --S'|     S'.continuation: 'next' | 'idle'
+ * ```
+ */
+export function pollSteering(poll: () => readonly AgentMessage[] = () => []): TurnOperator {
+  return onTurnState((state) => {
+    const pending = appended(state.pending, poll())
+    const calledTools = state.assistant !== undefined && toolCallsOf(state.assistant).length > 0
+    const goOn = calledTools || pending.length > 0 || state.forceNextTurn === true
+    return nextState(state, { pending, continuation: goOn ? 'next' : 'idle' })
+  })
+}

@@ -1,0 +1,23 @@
+import type { AgentEvent } from '../src/types/event.js'
+import { nextState, withMessages, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
+import { onTurnState } from './on-turn-state.js'
+
+/**
+ * Starts the turn: `turnStart`, then each pending message (prompts, steering,
+ * follow-ups, injected) joins the transcript with `messageStart`/`messageEnd`.
+ *
+ * ```
+ * source: --S|
+ * result: --(tmmS')|    t: turnStart, m: messageStart/End per pending message
+ * ```
+ */
+export function startTurn(): TurnOperator {
+  return onTurnState((state) => {
+    const items: TurnItem[] = [{ type: 'turnStart', turnIndex: state.turnIndex }]
+    for (const message of state.pending) {
+      items.push({ type: 'messageStart', message } satisfies AgentEvent, { type: 'messageEnd', message } satisfies AgentEvent)
+    }
+    items.push(nextState(withMessages(state, state.pending), { pending: [], started: true }))
+    return items
+  })
+}

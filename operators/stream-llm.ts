@@ -1,0 +1,78 @@
+import { defer, Observable, type SchedulerLike } from 'rxjs'
+import type { LlmRequest, StreamFn, StreamOptions } from '../src/types/request.js'
+import { toolSchemaOf, type AgentTool, type ToolSchema } from '../src/types/tool.js'
+import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
+import { accumulateMessage } from './accumulate-message.js'
+import { defaultConvertToLlm } from './transform-context.js'
+import { onTurnState } from './on-turn-state.js'
+
+export interface StreamLlmOptions {
+  readonly streamFn: StreamFn
+  readonly options?: StreamOptions
+  /** Timestamps come from here; pass the test scheduler for virtual time. */
+  readonly scheduler: SchedulerLike
+  /** When this emits, the call is dropped and the message ends `aborted`. */
+  readonly abort?: Observable<unknown>
+}
+
+// Tool lists rarely change between turns; their schemas are computed once per list.
+const schemaCache = new WeakMap<readonly AgentTool[], readonly ToolSchema[]>()
+function schemasOf(tools: readonly AgentTool[]): readonly ToolSchema[] {
+  let schemas = schemaCache.get(tools)
+  if (schemas === undefined) {
+    schemas = tools.map(toolSchemaOf)
+    schemaCache.set(tools, schemas)
+  }
+  return schemas
+}
+
+/** The request this turn sends. */
+export function requestOf(state: TurnState, options?: StreamOptions): LlmRequest {
+  const request: LlmRequest = {
+    model: state.model,
+    systemPrompt: state.context.systemPrompt,
+    messages: state.llmMessages ?? defaultConvertToLlm(state.context.messages),
+    tools: schemasOf(state.context.tools),
+  }
+  return options === undefined ? request : { ...request, options }
+}
+
+/**
+ * Calls the model and streams its answer: `messageStart`, `messageUpdate`s,
+ * `messageEnd`; the answer joins the transcript and the run's usage. An
+ * answer that ended in `error` or `aborted` stops the run after this turn
+ * (its tool calls still get results, from `dispatchTools`).
+ *
+ * ```
+ * source: --S|
+ * model:     -s-t-t-p|
+ * result: ----S-u-u--(ES')|   S: messageStart, u: messageUpdate, E: messageEnd
+ * ```
+ */
+export function streamLlm(options: StreamLlmOptions): TurnOperator {
+  const now = () => options.scheduler.now()
+  return onTurnState(
+    (state) =>
+      new Observable<TurnItem>((subscriber) => {
+        const request = requestOf(state, options.options)
+        // defer: a streamFn that throws becomes a stream error, hence an error message.
+        return defer(() => options.streamFn(request))
+          .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }) }))
+          .subscribe({
+            next: (event) => {
+              subscriber.next(event)
+              if (event.type !== 'messageEnd') return
+              const message = event.message
+              const after = withAssistant(state, message)
+              subscriber.next(
+                message.stopReason === 'error' || message.stopReason === 'aborted'
+                  ? nextState(after, { stop: { reason: message.stopReason, ...(message.errorMessage === undefined ? {} : { message: message.errorMessage }) } })
+                  : after,
+              )
+            },
+            error: (error: unknown) => subscriber.error(error),
+            complete: () => subscriber.complete(),
+          })
+      }),
+  )
+}

@@ -1,0 +1,69 @@
+import { from, isObservable, map, Observable, take, defaultIfEmpty, catchError, of } from 'rxjs'
+import type { ObservableInput } from 'rxjs'
+import { isLlmMessage, type AgentMessage, type LlmMessage } from '../src/types/message.js'
+import { nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
+import { onTurnState } from './on-turn-state.js'
+import { errorText } from '../src/types/codec.js'
+
+/** Rewrites what the model will see this turn (windowing, compaction, redaction). The transcript is not changed. */
+export type TransformContext = (
+  messages: readonly AgentMessage[],
+  info: { readonly turnIndex: number },
+) => readonly AgentMessage[] | ObservableInput<readonly AgentMessage[]>
+
+/** Turns transcript messages into what a model accepts. */
+export type ConvertToLlm = (messages: readonly AgentMessage[]) => readonly LlmMessage[]
+
+/** The default conversion: custom messages never reach a model. */
+export const defaultConvertToLlm: ConvertToLlm = (messages) => messages.filter(isLlmMessage)
+
+export interface TransformContextOptions {
+  readonly transform?: TransformContext
+  readonly convertToLlm?: ConvertToLlm
+}
+
+function isObservableInput(u: unknown): u is ObservableInput<readonly AgentMessage[]> {
+  return isObservable(u) || (typeof u === 'object' && u !== null && !Array.isArray(u) && typeof (u as { then?: unknown }).then === 'function')
+}
+
+/**
+ * Computes `llmMessages`, the context this turn sends: `convertToLlm(transform(transcript))`.
+ * A failing transform stops the run with stopReason `error` and says so.
+ *
+ * ```
+ * source: --S|
+ * result: --S'|        S'.llmMessages set
+ * ```
+ */
+export function transformContext(options: TransformContextOptions = {}): TurnOperator {
+  const convert = options.convertToLlm ?? defaultConvertToLlm
+  const failed = (state: TurnState, error: unknown): TurnState =>
+    nextState(state, {
+      stop: { reason: 'error', message: `transformContext failed: ${errorText(error)}` },
+    })
+  const done = (state: TurnState, messages: readonly AgentMessage[]): TurnState => {
+    try {
+      return nextState(state, { llmMessages: convert(messages) })
+    } catch (error) {
+      return nextState(state, {
+        stop: { reason: 'error', message: `convertToLlm failed: ${errorText(error)}` },
+      })
+    }
+  }
+  return onTurnState((state): TurnItem | Observable<TurnItem> => {
+    if (options.transform === undefined) return done(state, state.context.messages)
+    let out: readonly AgentMessage[] | ObservableInput<readonly AgentMessage[]>
+    try {
+      out = options.transform(state.context.messages, { turnIndex: state.turnIndex })
+    } catch (error) {
+      return failed(state, error)
+    }
+    if (!isObservableInput(out)) return done(state, out as readonly AgentMessage[])
+    return from(out).pipe(
+      take(1),
+      map((messages) => done(state, messages)),
+      defaultIfEmpty(failed(state, new Error('it completed without a value'))),
+      catchError((error: unknown) => of(failed(state, error))),
+    )
+  })
+}

@@ -1,0 +1,235 @@
+/**
+ * The agent loop: prompts in, a cold Observable of events out. Each turn is
+ * the composition of the stages in `operators/`; this file only wires them
+ * and decides, between turns, whether another one follows.
+ */
+import { asyncScheduler, concat, defer, Observable, of, pipe, type SchedulerLike } from 'rxjs'
+import { dispatchTools, type ToolExecution } from '../../operators/dispatch-tools.js'
+import { endTurn } from '../../operators/end-turn.js'
+import { pollFollowUp } from '../../operators/poll-follow-up.js'
+import { pollSteering } from '../../operators/poll-steering.js'
+import { postLoopPolicy } from '../../operators/post-loop-policy.js'
+import { postTurnPolicy } from '../../operators/post-turn-policy.js'
+import { preTurnPolicy } from '../../operators/pre-turn-policy.js'
+import { startTurn } from '../../operators/start-turn.js'
+import { streamLlm } from '../../operators/stream-llm.js'
+import { transformContext, type ConvertToLlm, type TransformContext } from '../../operators/transform-context.js'
+import type { ApproveTool } from '../policy/approval.js'
+import type { Policies } from '../policy/policy.js'
+import { initialState, isTurnState, nextState, runMessages, type AgentContext, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
+import type { AgentEvent } from '../types/event.js'
+import type { AgentMessage } from '../types/message.js'
+import type { ModelSpec } from '../types/model.js'
+import type { StreamFn, StreamOptions } from '../types/request.js'
+import type { AgentResult } from '../types/result.js'
+import { emptyCost, emptyUsage } from '../types/usage.js'
+import { MessageQueue, type MessageSource, type QueueMode } from './message-queue.js'
+import { runTurns, type AfterTurn } from './run-turns.js'
+
+/** Everything a run needs besides its context. */
+export interface AgentLoopConfig {
+  readonly model: ModelSpec
+  /** The provider: request in, chunks out. */
+  readonly streamFn: StreamFn
+  readonly streamOptions?: StreamOptions
+  /** Default: drop custom messages. */
+  readonly convertToLlm?: ConvertToLlm
+  /** Rewrites what the model sees each turn (not the transcript). */
+  readonly transformContext?: TransformContext
+  /** Messages that redirect the agent while it works. Polled after each turn's tool batch (see `steeringDelivery`). */
+  readonly steering?: MessageSource
+  readonly steeringMode?: QueueMode
+  /**
+   * `afterBatch` (default): steering is taken when the turn's tool calls have
+   * all finished. `interrupt`: also after each tool call finishes; if a message
+   * is waiting, the calls still running are cancelled and those not started are
+   * skipped (each with a result saying so).
+   */
+  readonly steeringDelivery?: 'afterBatch' | 'interrupt'
+  /** Messages that continue the run when it would otherwise end. */
+  readonly followUp?: MessageSource
+  readonly followUpMode?: QueueMode
+  readonly policies?: Policies
+  /** Asked before every tool call runs. */
+  readonly approveTool?: ApproveTool
+  /** Default: concurrent, unlimited. */
+  readonly toolExecution?: ToolExecution
+  /** Default timeout of a tool call, in milliseconds (a tool's own `timeoutMs` wins). */
+  readonly toolTimeoutMs?: number
+  /** The run stops with `maxTurns` instead of starting turn number `maxTurns + 1`. */
+  readonly maxTurns?: number
+  /** Where time comes from: timestamps, timeouts. Pass the TestScheduler's for virtual time. */
+  readonly scheduler?: SchedulerLike
+  /**
+   * Aborting it ends the run gracefully: the partial answer is kept with
+   * stopReason `aborted`, every tool call gets a result, and `turnEnd` and
+   * `agentEnd` are still emitted. (Unsubscribing instead cancels at once and
+   * emits nothing more.)
+   */
+  readonly signal?: AbortSignal
+  /**
+   * Builds the turn from its stages; the default is {@link defaultTurn}. Use
+   * it to insert, replace or wrap operators.
+   */
+  readonly turn?: (stages: TurnStages) => TurnOperator
+}
+
+/** The stages of a turn, configured for one run. */
+export interface TurnStages {
+  readonly preTurnPolicy: TurnOperator
+  readonly startTurn: TurnOperator
+  readonly transformContext: TurnOperator
+  readonly streamLlm: TurnOperator
+  readonly dispatchTools: TurnOperator
+  readonly endTurn: TurnOperator
+  readonly postTurnPolicy: TurnOperator
+  readonly pollSteering: TurnOperator
+  readonly postLoopPolicy: TurnOperator
+  readonly pollFollowUp: TurnOperator
+}
+
+/** The stages in their standard order. */
+export function defaultTurn(s: TurnStages): TurnOperator {
+  const theTurn = pipe(s.preTurnPolicy, s.startTurn, s.transformContext, s.streamLlm, s.dispatchTools, s.endTurn, s.postTurnPolicy)
+  const whatNext = pipe(s.pollSteering, s.postLoopPolicy, s.pollFollowUp)
+  return pipe(theTurn, whatNext)
+}
+
+/** An Observable that emits once when `signal` aborts (at once if it already has). */
+function aborted(signal: AbortSignal): Observable<void> {
+  return new Observable<void>((subscriber) => {
+    if (signal.aborted) {
+      subscriber.next()
+      return
+    }
+    const onAbort = (): void => subscriber.next()
+    signal.addEventListener('abort', onAbort, { once: true })
+    return () => signal.removeEventListener('abort', onAbort)
+  })
+}
+
+function resultOf(state: TurnState): AgentResult {
+  const stop = state.stop
+  const stopReason = stop?.reason ?? state.assistant?.stopReason ?? 'stop'
+  return {
+    messages: runMessages(state),
+    stopReason,
+    usage: state.usage,
+    cost: state.cost,
+    ...(stop?.message === undefined ? {} : { error: stop.message }),
+    ...(stop?.by === undefined ? {} : { stoppedBy: stop.by }),
+  }
+}
+
+function run(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig): Observable<AgentEvent> {
+  return defer(() => {
+    const scheduler = config.scheduler ?? asyncScheduler
+    const steering = new MessageQueue(config.steering, config.steeringMode)
+    const followUp = new MessageQueue(config.followUp, config.followUpMode)
+    const abort$ = config.signal === undefined ? undefined : aborted(config.signal)
+    const policies = config.policies ?? {}
+    const stages: TurnStages = {
+      preTurnPolicy: preTurnPolicy(policies.preTurn),
+      startTurn: startTurn(),
+      transformContext: transformContext({
+        ...(config.transformContext === undefined ? {} : { transform: config.transformContext }),
+        ...(config.convertToLlm === undefined ? {} : { convertToLlm: config.convertToLlm }),
+      }),
+      streamLlm: streamLlm({
+        streamFn: config.streamFn,
+        scheduler,
+        ...(config.streamOptions === undefined ? {} : { options: config.streamOptions }),
+        ...(abort$ === undefined ? {} : { abort: abort$ }),
+      }),
+      dispatchTools: dispatchTools({
+        scheduler,
+        ...(policies.preDispatch === undefined ? {} : { preDispatch: policies.preDispatch }),
+        ...(config.approveTool === undefined ? {} : { approveTool: config.approveTool }),
+        ...(config.toolExecution === undefined ? {} : { execution: config.toolExecution }),
+        ...(config.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: config.toolTimeoutMs }),
+        ...(abort$ === undefined ? {} : { abort: abort$ }),
+        ...(config.steeringDelivery === 'interrupt' ? { interruptOnSteering: steering.poll } : {}),
+      }),
+      endTurn: endTurn(),
+      postTurnPolicy: postTurnPolicy(policies.postTurn),
+      pollSteering: pollSteering(steering.poll),
+      postLoopPolicy: postLoopPolicy(policies.postLoop),
+      pollFollowUp: pollFollowUp(followUp.poll),
+    }
+    const turn = (config.turn ?? defaultTurn)(stages)
+    const maxTurns = config.maxTurns ?? Number.POSITIVE_INFINITY
+
+    const after = (state: TurnState): AfterTurn => {
+      if (state.stop !== undefined || state.continuation !== 'next') return { end: state }
+      if (config.signal?.aborted === true) {
+        return { end: nextState(state, { stop: { reason: 'aborted', message: 'the run was aborted between turns' } }) }
+      }
+      if (state.turnIndex + 1 >= maxTurns) {
+        return { end: nextState(state, { stop: { reason: 'maxTurns', message: `stopped after ${maxTurns} turns (maxTurns)` } }) }
+      }
+      return { next: nextState(clean(state), { turnIndex: state.turnIndex + 1, started: false, toolResults: [], forceNextTurn: false }) }
+    }
+
+    const first = initialState(context, config.model, prompts, emptyUsage, emptyCost)
+    const body = new Observable<AgentEvent>((subscriber) => {
+      const connections = [steering.connect(), followUp.connect()]
+      const finish = (state: TurnState): void => {
+        subscriber.next({ type: 'agentEnd', result: resultOf(state) })
+        subscriber.complete()
+      }
+      if (config.signal?.aborted === true) {
+        finish(nextState(first, { stop: { reason: 'aborted', message: 'the run was aborted before it started' } }))
+        return () => connections.forEach((c) => c?.unsubscribe())
+      }
+      const sub = runTurns(first, (state) => of<TurnItem>(state).pipe(turn), after).subscribe({
+        next: (item) => (isTurnState(item) ? finish(item) : subscriber.next(item)),
+        error: (e: unknown) => subscriber.error(e),
+      })
+      return () => {
+        sub.unsubscribe()
+        connections.forEach((c) => c?.unsubscribe())
+      }
+    })
+    return concat(of<AgentEvent>({ type: 'agentStart' }), body)
+  })
+}
+
+/** Clears what belongs to the previous turn. */
+function clean(state: TurnState): TurnState {
+  if (state.assistant === undefined && state.llmMessages === undefined && state.continuation === undefined) return state
+  const { assistant: _a, llmMessages: _l, continuation: _c, ...rest } = state
+  return Object.freeze(rest)
+}
+
+/**
+ * Runs the agent loop on `context` with new `prompts`. Cold: nothing happens
+ * until subscribed, and each subscription is a separate run. Unsubscribing
+ * cancels the model call and every running tool.
+ *
+ * @returns The run's events, ending with `agentEnd` (whose `result` holds the
+ * run's new messages, stop reason, usage and cost).
+ */
+export function agentLoop(
+  prompts: AgentMessage | readonly AgentMessage[],
+  context: AgentContext,
+  config: AgentLoopConfig,
+): Observable<AgentEvent> {
+  const list: readonly AgentMessage[] = Array.isArray(prompts) ? prompts : [prompts as AgentMessage]
+  return run(context, list, config)
+}
+
+/**
+ * Continues from the transcript as it is, without a new prompt: after a
+ * tool result, a steering message added by hand, or an error. The last
+ * message must not be an assistant message (the model would answer itself).
+ */
+export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  return defer(() => {
+    const last = [...context.messages].reverse().find((m) => m.role !== 'custom')
+    if (last === undefined) throw new Error('agentLoopContinue: the transcript has no message to continue from')
+    if (last.role === 'assistant') {
+      throw new Error("agentLoopContinue: the last message is the assistant's; add a user or tool result message first")
+    }
+    return run(context, [], config)
+  })
+}

@@ -1,0 +1,36 @@
+/** Steering and follow-up messages, from wherever the app produces them. */
+import { isObservable, type Observable, type Subscription } from 'rxjs'
+import type { AgentMessage } from '../types/message.js'
+
+/**
+ * Where messages come from: an Observable (hot or cold; the loop subscribes
+ * for the length of the run and buffers what arrives) or a function the loop
+ * calls at each poll point.
+ */
+export type MessageSource = Observable<AgentMessage> | (() => readonly AgentMessage[])
+
+/** Take everything waiting at a poll point, or one message per poll point. */
+export type QueueMode = 'all' | 'oneAtATime'
+
+/** A run's view of a {@link MessageSource}: `poll` drains it according to the mode. */
+export class MessageQueue {
+  private readonly buffer: AgentMessage[] = []
+
+  constructor(
+    private readonly source: MessageSource | undefined,
+    private readonly mode: QueueMode = 'all',
+  ) {}
+
+  /** Subscribes to an Observable source; the returned subscription ends the buffering. */
+  connect(): Subscription | undefined {
+    if (this.source === undefined || !isObservable(this.source)) return undefined
+    return this.source.subscribe((message) => this.buffer.push(message))
+  }
+
+  /** The messages to deliver now (possibly none). */
+  readonly poll = (): readonly AgentMessage[] => {
+    if (this.source !== undefined && !isObservable(this.source)) this.buffer.push(...this.source())
+    if (this.buffer.length === 0) return []
+    return this.mode === 'all' ? this.buffer.splice(0) : this.buffer.splice(0, 1)
+  }
+}

@@ -1,0 +1,333 @@
+/**
+ * Folds provider chunks into one assistant message, enforcing the stream
+ * contract (see `ProviderChunk`).
+ *
+ * Why it is built this way: an immer `produce` per token costs microseconds,
+ * more than the rest of the runtime together. So each chunk is only checked
+ * and logged here (O(1), no copy); the frozen message snapshot is produced by
+ * immer when somebody reads it — once per read, over every chunk since the
+ * previous read — and every untouched block is shared with that previous
+ * snapshot. A snapshot read late (after later chunks) is still the snapshot
+ * as of its own event, because events keep the log segment they belong to.
+ */
+import { freeze, produce, type Draft } from 'immer'
+import type { ProviderChunk, ChunkStopReason, UsageChunk } from '../types/chunk.js'
+import type { MessageUpdateEvent } from '../types/event.js'
+import type { AssistantMessage } from '../types/message.js'
+import type { ModelSpec } from '../types/model.js'
+import type { StopReason } from '../types/stop-reason.js'
+import { costOf, emptyCost, emptyUsage } from '../types/usage.js'
+import { addToRecord } from '../types/codec.js'
+
+/** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
+const stopReasonOf: Record<ChunkStopReason, StopReason> = {
+  endTurn: 'stop',
+  stopSequence: 'stop',
+  maxTokens: 'length',
+  toolUse: 'toolUse',
+  refusal: 'refusal',
+}
+
+/** Chunks logged since the last materialized snapshot. Immutable once a newer segment exists. */
+interface Segment {
+  readonly base: AssistantMessage
+  readonly log: MessageUpdate[]
+  /** Memoized snapshots by log length, so that a second read is free. */
+  last?: { readonly count: number; readonly message: AssistantMessage }
+}
+
+/**
+ * Unread segments are rebased after this many chunks, so a stream nobody
+ * observes keeps a bounded log instead of every chunk it ever saw.
+ */
+const MAX_UNREAD = 512
+
+/** A `messageUpdate` event whose `message` is materialized on first read. */
+export class MessageUpdate implements MessageUpdateEvent {
+  readonly type = 'messageUpdate' as const
+  constructor(
+    readonly chunk: ProviderChunk,
+    readonly contentIndex: number,
+    private readonly segment: Segment,
+    private readonly count: number,
+  ) {}
+
+  /** The frozen message after this chunk. */
+  get message(): AssistantMessage {
+    return materialize(this.segment, this.count)
+  }
+
+  /** Serializes like a plain event, snapshot included. */
+  toJSON(): MessageUpdateEvent {
+    return { type: this.type, message: this.message, chunk: this.chunk, contentIndex: this.contentIndex }
+  }
+}
+
+function materialize(segment: Segment, count: number): AssistantMessage {
+  if (count === 0) return segment.base
+  if (segment.last?.count === count) return segment.last.message
+  const start = segment.last !== undefined && segment.last.count < count ? segment.last : undefined
+  const message = produce(start?.message ?? segment.base, (draft) => {
+    for (let i = start?.count ?? 0; i < count; i++) applyChunk(draft, segment.log[i]!)
+  })
+  segment.last = { count, message }
+  return message
+}
+
+function addUsageChunk(draft: Draft<AssistantMessage>, chunk: UsageChunk): void {
+  const u = draft.usage
+  u.input += chunk.input ?? 0
+  u.output += chunk.output ?? 0
+  u.reasoning += chunk.reasoning ?? 0
+  u.cacheRead += chunk.cacheRead ?? 0
+  u.cacheWrite += chunk.cacheWrite ?? 0
+  u.total += chunk.total ?? 0
+  if (chunk.extra !== undefined) for (const [k, v] of Object.entries(chunk.extra)) addToRecord(u.extra, k, v)
+}
+
+/** Applies one logged chunk to a draft; the log holds only chunks that passed the contract. */
+function applyChunk(draft: Draft<AssistantMessage>, update: MessageUpdate): void {
+  const { chunk, contentIndex: i } = update
+  const content = draft.content
+  switch (chunk.type) {
+    case 'textDelta': {
+      const block = content[i]
+      if (block?.type === 'text') block.text += chunk.text
+      else content[i] = { type: 'text', text: chunk.text }
+      return
+    }
+    case 'thinkingDelta': {
+      const block = content[i]
+      if (block?.type === 'thinking') block.thinking += chunk.text
+      else content[i] = { type: 'thinking', thinking: chunk.text }
+      return
+    }
+    case 'thinkingSignature': {
+      const block = content[i]
+      if (block?.type === 'thinking') block.signature = (block.signature ?? '') + chunk.signature
+      else content[i] = { type: 'thinking', thinking: '', signature: chunk.signature }
+      return
+    }
+    case 'thinkingRedacted':
+      content[i] = { type: 'thinking', thinking: '', signature: chunk.data, redacted: true }
+      return
+    case 'extension':
+      content[i] = { type: 'extension', typeName: chunk.typeName, data: chunk.data }
+      return
+    case 'toolUseStart':
+      content[i] = { type: 'toolCall', id: chunk.id, name: chunk.name, arguments: {}, partialJson: '' }
+      return
+    case 'toolUseArgsDelta': {
+      const block = content[i]
+      if (block?.type === 'toolCall') block.partialJson = (block.partialJson ?? '') + chunk.fragment
+      return
+    }
+    case 'toolUseEnd': {
+      const block = content[i]
+      if (block?.type !== 'toolCall') return
+      const raw = block.partialJson ?? ''
+      const parsed = parseArguments(raw)
+      if (parsed.ok) {
+        block.arguments = parsed.value
+        delete block.partialJson
+      } else block.parseError = parsed.error
+      return
+    }
+    case 'usage':
+      addUsageChunk(draft, chunk)
+      return
+    case 'messageStart':
+    case 'stop':
+      return
+  }
+}
+
+/** Empty arguments mean "no arguments": several providers stream `""` for a zero-argument call. */
+function parseArguments(raw: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+  if (raw.trim() === '') return { ok: true, value: {} }
+  let value: unknown
+  try {
+    value = JSON.parse(raw)
+  } catch (e) {
+    return { ok: false, error: `arguments are not valid JSON (${(e as Error).message})` }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { ok: false, error: `arguments must be a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` }
+  }
+  return { ok: true, value: value as Record<string, unknown> }
+}
+
+interface ToolTrack {
+  readonly contentIndex: number
+  ended: boolean
+}
+
+/** How a fold ended, when not by a clean `stop`. */
+export type FoldFailure = { readonly reason: 'error' | 'aborted'; readonly message: string }
+
+/**
+ * The mutable accumulator behind `accumulateMessage`. Not exported from the
+ * package: everything it hands out (events, messages) is frozen.
+ */
+export class MessageFold {
+  private segment: Segment
+  private started = false
+  private stopReason: StopReason | undefined
+  private contentLength = 0
+  /** What the last content block is and whether a delta of each kind may extend it. */
+  private lastKind: 'text' | 'thinking' | 'closed' = 'closed'
+  private readonly tools = new Map<string, ToolTrack>()
+  private usageSeen = false
+  private totalSeen = false
+
+  constructor(
+    private readonly model: ModelSpec,
+    timestamp: number,
+  ) {
+    this.segment = {
+      base: freeze(
+        {
+          role: 'assistant',
+          content: [],
+          provider: model.provider,
+          model: model.modelId,
+          usage: emptyUsage,
+          cost: emptyCost,
+          stopReason: 'stop',
+          timestamp,
+        } satisfies AssistantMessage,
+        true,
+      ),
+      log: [],
+    }
+  }
+
+  /** Whether `messageStart` has been accepted. */
+  get isStarted(): boolean {
+    return this.started
+  }
+
+  /** The snapshot as of the last accepted chunk. */
+  current(): AssistantMessage {
+    const message = materialize(this.segment, this.segment.log.length)
+    if (this.segment.log.length > 0) this.segment = { base: message, log: [] }
+    return message
+  }
+
+  /**
+   * Checks `chunk` against the contract and logs it. Returns the update event
+   * to emit, `undefined` for a chunk that emits none (start, stop, usage after
+   * stop), or a string naming the violation.
+   */
+  push(chunk: ProviderChunk): MessageUpdate | undefined | string {
+    if (!this.started) {
+      if (chunk.type !== 'messageStart') return `the first chunk must be 'messageStart', got '${describeType(chunk)}'`
+      this.started = true
+      const model = chunk.model === '' ? this.model.modelId : chunk.model
+      this.segment = {
+        base: freeze({ ...this.segment.base, model, ...(chunk.id === '' ? {} : { responseId: chunk.id }) }, true),
+        log: [],
+      }
+      return undefined
+    }
+    if (this.stopReason !== undefined && chunk.type !== 'usage') {
+      return `'${describeType(chunk)}' arrived after 'stop' (only 'usage' may follow it)`
+    }
+    let index: number
+    switch (chunk.type) {
+      case 'messageStart':
+        return `a second 'messageStart' arrived`
+      case 'textDelta':
+      case 'thinkingDelta': {
+        const kind = chunk.type === 'textDelta' ? 'text' : 'thinking'
+        if (typeof chunk.text !== 'string') return `'${chunk.type}' has no text`
+        index = this.lastKind === kind ? this.contentLength - 1 : this.contentLength++
+        this.lastKind = kind
+        break
+      }
+      case 'thinkingSignature':
+        if (typeof chunk.signature !== 'string') return `'thinkingSignature' has no signature`
+        index = this.lastKind === 'thinking' ? this.contentLength - 1 : this.contentLength++
+        // A signed thinking block is complete: the next thinking delta starts a new block.
+        this.lastKind = 'closed'
+        break
+      case 'thinkingRedacted':
+      case 'extension':
+        index = this.contentLength++
+        this.lastKind = 'closed'
+        break
+      case 'toolUseStart': {
+        if (this.tools.has(chunk.id)) return `tool use '${chunk.id}' started twice`
+        index = this.contentLength++
+        this.tools.set(chunk.id, { contentIndex: index, ended: false })
+        this.lastKind = 'closed'
+        break
+      }
+      case 'toolUseArgsDelta':
+      case 'toolUseEnd': {
+        const track = this.tools.get(chunk.id)
+        if (track === undefined) return `'${chunk.type}' for tool use '${chunk.id}', which never started`
+        if (track.ended) return `'${chunk.type}' for tool use '${chunk.id}' after its end`
+        if (chunk.type === 'toolUseEnd') track.ended = true
+        else if (typeof chunk.fragment !== 'string') return `'toolUseArgsDelta' for '${chunk.id}' has no fragment`
+        index = track.contentIndex
+        break
+      }
+      case 'stop':
+        if (!(chunk.reason in stopReasonOf)) return `'stop' has an unknown reason '${String(chunk.reason)}'`
+        this.stopReason = stopReasonOf[chunk.reason]
+        return undefined
+      case 'usage':
+        this.usageSeen = true
+        if (chunk.total !== undefined) this.totalSeen = true
+        index = 0
+        if (this.stopReason !== undefined) {
+          // After stop there is no update event; the usage still counts.
+          this.log(new MessageUpdate(chunk, index, this.segment, this.segment.log.length + 1))
+          return undefined
+        }
+        break
+      default:
+        return `unknown chunk type '${describeType(chunk)}'`
+    }
+    const update = new MessageUpdate(chunk, index, this.segment, this.segment.log.length + 1)
+    this.log(update)
+    return update
+  }
+
+  private log(update: MessageUpdate): void {
+    this.segment.log.push(update)
+    if (this.segment.log.length >= MAX_UNREAD) this.current()
+  }
+
+  /** Whether a clean `stop` was seen. */
+  get stopped(): boolean {
+    return this.stopReason !== undefined
+  }
+
+  /**
+   * The final message: the stop reason the stream gave, or `failure`'s.
+   * Tool calls that never ended keep their `partialJson`; cost is priced from
+   * the model's rates.
+   */
+  finish(failure?: FoldFailure): AssistantMessage {
+    const stopReason: StopReason = failure?.reason ?? this.stopReason ?? 'error'
+    const missingStop = failure === undefined && this.stopReason === undefined
+    const errorMessage = failure?.message ?? (missingStop ? `the stream ended without a 'stop' chunk` : undefined)
+    return produce(this.current(), (draft) => {
+      draft.stopReason = stopReason
+      if (errorMessage !== undefined) draft.errorMessage = errorMessage
+      if (this.usageSeen && !this.totalSeen) {
+        const u = draft.usage
+        u.total = u.input + u.output + u.cacheRead + u.cacheWrite
+      }
+      draft.cost = costOf(draft.usage, this.model.cost)
+    })
+  }
+}
+
+function describeType(chunk: unknown): string {
+  const type = typeof chunk === 'object' && chunk !== null ? (chunk as { type?: unknown }).type : undefined
+  return typeof type === 'string' ? type : String(type)
+}
+

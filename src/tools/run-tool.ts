@@ -1,0 +1,119 @@
+/**
+ * Runs one tool call as an Observable that never errors: whatever the tool
+ * does (returns, rejects, throws, errors, hangs, returns garbage), the stream
+ * ends with exactly one `end` carrying the result the model will see.
+ */
+import { from, isObservable, Observable, of, timer, type SchedulerLike, type Subscription } from 'rxjs'
+import { errorText, reportErrors } from '../types/codec.js'
+import { text } from '../types/content.js'
+import { ToolOutput, type AgentTool } from '../types/tool.js'
+
+/** A progress update, or the one result. */
+export type ToolRunEvent =
+  | { readonly type: 'update'; readonly output: ToolOutput }
+  | { readonly type: 'end'; readonly output: ToolOutput; readonly isError: boolean }
+
+export interface RunToolOptions {
+  readonly toolCallId: string
+  /** Abandon the call after this long; the tool's signal is aborted. */
+  readonly timeoutMs?: number
+  /** Where time comes from (timeouts, the progress/result split). */
+  readonly scheduler: SchedulerLike
+}
+
+/** An error result with one text block. */
+export const errorOutput = (message: string): ToolOutput => ({ content: [text(message)] })
+
+function isPromiseLike(u: unknown): u is PromiseLike<unknown> {
+  return typeof u === 'object' && u !== null && typeof (u as { then?: unknown }).then === 'function'
+}
+
+function normalize(tool: AgentTool, value: unknown): { output: ToolOutput; isError: boolean } {
+  if (typeof value === 'string') return { output: { content: [text(value)] }, isError: false }
+  const decoded = ToolOutput.decode(value)
+  if (decoded._tag === 'Right') return { output: decoded.right, isError: false }
+  const problems = reportErrors(decoded.left).map((i) => i.message)
+  return {
+    output: errorOutput(`Tool '${tool.name}' returned an invalid result (expected a string or { content, details? }):\n${problems.join('\n')}`),
+    isError: true,
+  }
+}
+
+/**
+ * Runs `tool.execute(args)`. A value, a Promise or an Observable are all
+ * accepted. For an Observable, a value followed by completion in the same
+ * moment is the result; a value that is still the latest when the scheduler
+ * next gets a turn is emitted as progress (and, if it stays the last, is the
+ * result too). Unsubscribing aborts the tool's signal.
+ *
+ * ```
+ * execute: --p----r|     (p: progress, r: result)
+ * result:  --u----(e|)   (u: update p, e: end r)
+ * ```
+ */
+export function runTool(tool: AgentTool, args: unknown, options: RunToolOptions): Observable<ToolRunEvent> {
+  return new Observable<ToolRunEvent>((subscriber) => {
+    const controller = new AbortController()
+    let ended = false
+    let execution: Subscription | undefined
+    const end = (output: ToolOutput, isError: boolean): void => {
+      if (ended) return
+      ended = true
+      execution?.unsubscribe()
+      subscriber.next({ type: 'end', output, isError })
+      subscriber.complete()
+    }
+    const fail = (error: unknown): void =>
+      end(errorOutput(`Tool '${tool.name}' failed: ${errorText(error)}`), true)
+
+    subscriber.add(() => {
+      if (!ended) controller.abort(new Error(`tool call '${options.toolCallId}' was cancelled`))
+    })
+
+    let returned: unknown
+    try {
+      returned = tool.execute(args, { toolCallId: options.toolCallId, signal: controller.signal })
+    } catch (error) {
+      fail(error)
+      return
+    }
+    const result$: Observable<unknown> = isObservable(returned) ? returned : isPromiseLike(returned) ? from(returned) : of(returned)
+
+    if (options.timeoutMs !== undefined) {
+      const ms = options.timeoutMs
+      subscriber.add(
+        timer(ms, options.scheduler).subscribe(() => {
+          controller.abort(new Error(`timed out after ${ms} ms`))
+          end(errorOutput(`Tool '${tool.name}' timed out after ${ms} ms.`), true)
+        }),
+      )
+    }
+
+    const none = Symbol('none')
+    let latest: unknown = none
+    let flushedLatest = false
+    execution = result$.subscribe({
+      next: (value) => {
+        latest = value
+        flushedLatest = false
+        subscriber.add(
+          options.scheduler.schedule(() => {
+            if (ended || latest !== value || flushedLatest) return
+            flushedLatest = true
+            const { output, isError } = normalize(tool, value)
+            if (!isError) subscriber.next({ type: 'update', output })
+          }),
+        )
+      },
+      error: fail,
+      complete: () => {
+        if (latest === none) end(errorOutput(`Tool '${tool.name}' completed without a result.`), true)
+        else {
+          const { output, isError } = normalize(tool, latest)
+          end(output, isError)
+        }
+      },
+    })
+    if (ended) execution.unsubscribe()
+  })
+}

@@ -1,0 +1,123 @@
+/**
+ * The value that flows through a turn's operators. A turn is an Observable of
+ * `TurnItem`s: agent events, passed through untouched, and exactly one
+ * `TurnState`, always last, which each stage replaces with its successor.
+ */
+import type { OperatorFunction } from 'rxjs'
+import type { AgentEvent } from '../types/event.js'
+import type { AgentMessage, AssistantMessage, ToolResultMessage, LlmMessage } from '../types/message.js'
+import type { ModelSpec } from '../types/model.js'
+import type { StopReason } from '../types/stop-reason.js'
+import type { AgentTool } from '../types/tool.js'
+import { addCost, addUsage, type Cost, type Usage } from '../types/usage.js'
+
+/** What a run works on: the system prompt, the transcript and the tools. */
+export interface AgentContext {
+  readonly systemPrompt: string
+  readonly messages: readonly AgentMessage[]
+  readonly tools: readonly AgentTool[]
+}
+
+/** Why the loop ends after this turn. */
+export interface LoopStop {
+  readonly reason: StopReason
+  /** In words: the error, or why a policy or the caller stopped the run. */
+  readonly message?: string
+  /** The policy that stopped the run, for `policyStop`. */
+  readonly by?: string
+}
+
+/** The loop's state at one point of one turn. Frozen; stages build the next one. */
+export interface TurnState {
+  readonly type: 'turnState'
+  readonly turnIndex: number
+  readonly context: AgentContext
+  readonly model: ModelSpec
+  /** Index in `context.messages` where this run's own messages begin. */
+  readonly runStart: number
+  /** Messages that join the transcript when the turn starts (prompts, steering, follow-ups, injected). */
+  readonly pending: readonly AgentMessage[]
+  /** Set by `startTurn`. */
+  readonly started: boolean
+  /** What this turn sends to the model, set by `transformContext`. */
+  readonly llmMessages?: readonly LlmMessage[]
+  /** This turn's answer, set by `streamLlm`. */
+  readonly assistant?: AssistantMessage
+  /** This turn's tool results in call order, set by `dispatchTools`. */
+  readonly toolResults: readonly ToolResultMessage[]
+  /** Totals of this run. */
+  readonly usage: Usage
+  readonly cost: Cost
+  /** Set when the loop must end after this turn. */
+  readonly stop?: LoopStop
+  /** Set by a stage that wants another turn even without tool calls (a post-turn injection). */
+  readonly forceNextTurn?: boolean
+  /** After the turn: whether the loop goes on (`next`) or would end here (`idle`). */
+  readonly continuation?: 'next' | 'idle'
+}
+
+/** What flows between a turn's operators. */
+export type TurnItem = AgentEvent | TurnState
+
+/** A stage of a turn: the unit users insert, replace or wrap. */
+export type TurnOperator = OperatorFunction<TurnItem, TurnItem>
+
+/** Whether `item` is the state rather than an event. */
+export const isTurnState = (item: TurnItem): item is TurnState => item.type === 'turnState'
+
+/** The state with `changes` applied, frozen. Plain spread on purpose: the state is small and flat, and this runs several times per turn. */
+export function nextState(state: TurnState, changes: Partial<Omit<TurnState, 'type'>>): TurnState {
+  return Object.freeze({ ...state, ...changes })
+}
+
+/** Appends to a frozen array without touching it. */
+export function appended<T>(items: readonly T[], more: readonly T[]): readonly T[] {
+  if (more.length === 0) return items
+  const out = items.slice()
+  for (const item of more) out.push(item)
+  return Object.freeze(out)
+}
+
+/** The state with `messages` at the end of the transcript. */
+export function withMessages(state: TurnState, messages: readonly AgentMessage[]): TurnState {
+  return nextState(state, { context: { ...state.context, messages: appended(state.context.messages, messages) } })
+}
+
+/** The state with this turn's assistant message recorded, counted and appended. */
+export function withAssistant(state: TurnState, message: AssistantMessage): TurnState {
+  return nextState(withMessages(state, [message]), {
+    assistant: message,
+    usage: addUsage(state.usage, message.usage),
+    cost: addCost(state.cost, message.cost),
+  })
+}
+
+/** This run's messages so far. */
+export const runMessages = (state: TurnState): readonly AgentMessage[] => state.context.messages.slice(state.runStart)
+
+/** The first state of a run. */
+export function initialState(context: AgentContext, model: ModelSpec, pending: readonly AgentMessage[], usage: Usage, cost: Cost): TurnState {
+  return Object.freeze({
+    type: 'turnState',
+    turnIndex: 0,
+    context,
+    model,
+    runStart: context.messages.length,
+    pending,
+    started: false,
+    toolResults: [],
+    usage,
+    cost,
+  })
+}
+
+/** What every policy sees of `state`. */
+export function runViewOf(state: TurnState): {
+  turnIndex: number
+  messages: readonly AgentMessage[]
+  model: ModelSpec
+  usage: Usage
+  cost: Cost
+} {
+  return { turnIndex: state.turnIndex, messages: state.context.messages, model: state.model, usage: state.usage, cost: state.cost }
+}

@@ -1,0 +1,94 @@
+/**
+ * The provider-agnostic stream contract: what every `streamFn` emits.
+ *
+ * - The first chunk is always `messageStart`.
+ * - `stop` is the last semantic chunk; only `usage` may follow it.
+ * - `toolUseArgsDelta` fragments with the same id are concatenated in arrival
+ *   order; calls are accumulated per id, whatever their interleaving. A
+ *   fragment need not be valid JSON: the arguments are parsed at `toolUseEnd`.
+ * - `usage` may arrive several times; each field is summed.
+ *
+ * A stream that breaks these rules, ends without `stop`, or errors becomes an
+ * assistant message with stopReason `error` that keeps everything received.
+ */
+import * as t from 'io-ts'
+import { NonNegativeInteger, taggedUnion } from './codec.js'
+
+/** Why the model stopped generating, as the wire says it. */
+export const ChunkStopReason = t.keyof(
+  { endTurn: null, maxTokens: null, stopSequence: null, toolUse: null, refusal: null },
+  'ChunkStopReason',
+)
+export type ChunkStopReason = t.TypeOf<typeof ChunkStopReason>
+
+
+
+export const MessageStartChunk = t.type({ type: t.literal('messageStart'), id: t.string, model: t.string }, 'MessageStartChunk')
+export const TextDeltaChunk = t.type({ type: t.literal('textDelta'), text: t.string }, 'TextDeltaChunk')
+export const ThinkingDeltaChunk = t.type({ type: t.literal('thinkingDelta'), text: t.string }, 'ThinkingDeltaChunk')
+/** Verification data for the current thinking block. Not text: never merged with thinking deltas. */
+export const ThinkingSignatureChunk = t.type(
+  { type: t.literal('thinkingSignature'), signature: t.string },
+  'ThinkingSignatureChunk',
+)
+/** A thinking block the provider encrypted; `data` must be replayed as is. */
+export const ThinkingRedactedChunk = t.type({ type: t.literal('thinkingRedacted'), data: t.string }, 'ThinkingRedactedChunk')
+export const ToolUseStartChunk = t.type({ type: t.literal('toolUseStart'), id: t.string, name: t.string }, 'ToolUseStartChunk')
+export const ToolUseArgsDeltaChunk = t.type(
+  { type: t.literal('toolUseArgsDelta'), id: t.string, fragment: t.string },
+  'ToolUseArgsDeltaChunk',
+)
+export const ToolUseEndChunk = t.type({ type: t.literal('toolUseEnd'), id: t.string }, 'ToolUseEndChunk')
+/** A content block the runtime has no type for, kept as extension content. */
+export const ExtensionChunk = t.type(
+  { type: t.literal('extension'), typeName: t.string, data: t.unknown },
+  'ExtensionChunk',
+)
+export const StopChunk = t.type({ type: t.literal('stop'), reason: ChunkStopReason }, 'StopChunk')
+/** Token counts; absent fields count as 0. Summed field by field across chunks. */
+export const UsageChunk = t.intersection(
+  [
+    t.type({ type: t.literal('usage') }),
+    t.partial({
+      input: NonNegativeInteger,
+      output: NonNegativeInteger,
+      reasoning: NonNegativeInteger,
+      cacheRead: NonNegativeInteger,
+      cacheWrite: NonNegativeInteger,
+      total: NonNegativeInteger,
+      extra: t.record(t.string, NonNegativeInteger),
+    }),
+  ],
+  'UsageChunk',
+)
+
+/** One event of a provider's streamed answer. */
+export const ProviderChunk = taggedUnion(
+  'type',
+  [
+    MessageStartChunk,
+    TextDeltaChunk,
+    ThinkingDeltaChunk,
+    ThinkingSignatureChunk,
+    ThinkingRedactedChunk,
+    ToolUseStartChunk,
+    ToolUseArgsDeltaChunk,
+    ToolUseEndChunk,
+    ExtensionChunk,
+    StopChunk,
+    UsageChunk,
+  ],
+  'ProviderChunk',
+)
+export type ProviderChunk = t.TypeOf<typeof ProviderChunk>
+export type MessageStartChunk = t.TypeOf<typeof MessageStartChunk>
+export type TextDeltaChunk = t.TypeOf<typeof TextDeltaChunk>
+export type ThinkingDeltaChunk = t.TypeOf<typeof ThinkingDeltaChunk>
+export type ThinkingSignatureChunk = t.TypeOf<typeof ThinkingSignatureChunk>
+export type ThinkingRedactedChunk = t.TypeOf<typeof ThinkingRedactedChunk>
+export type ToolUseStartChunk = t.TypeOf<typeof ToolUseStartChunk>
+export type ToolUseArgsDeltaChunk = t.TypeOf<typeof ToolUseArgsDeltaChunk>
+export type ToolUseEndChunk = t.TypeOf<typeof ToolUseEndChunk>
+export type ExtensionChunk = t.TypeOf<typeof ExtensionChunk>
+export type StopChunk = t.TypeOf<typeof StopChunk>
+export type UsageChunk = t.TypeOf<typeof UsageChunk>

@@ -1,0 +1,112 @@
+/**
+ * Everything a run tells its subscribers, tagged by `type`. The order is fixed
+ * and documented in the README ("Event order"); marble tests pin it down.
+ */
+import * as t from 'io-ts'
+import { NonNegativeInteger, struct, taggedUnion } from './codec.js'
+import { ProviderChunk } from './chunk.js'
+import { AgentMessage, AssistantMessage, ToolResultMessage } from './message.js'
+import { AgentResult } from './result.js'
+import { ToolOutput } from './tool.js'
+
+export const AgentStartEvent = t.type({ type: t.literal('agentStart') }, 'AgentStartEvent')
+export const AgentEndEvent = t.type({ type: t.literal('agentEnd'), result: AgentResult }, 'AgentEndEvent')
+export const TurnStartEvent = t.type({ type: t.literal('turnStart'), turnIndex: NonNegativeInteger }, 'TurnStartEvent')
+/** `message` is absent only when the turn stopped before the model was called (e.g. `transformContext` failed). */
+export const TurnEndEvent = struct(
+  'TurnEndEvent',
+  { type: t.literal('turnEnd'), turnIndex: NonNegativeInteger, toolResults: t.readonlyArray(ToolResultMessage) },
+  { message: AssistantMessage },
+)
+export const MessageStartEvent = t.type({ type: t.literal('messageStart'), message: AgentMessage }, 'MessageStartEvent')
+/**
+ * One chunk folded into the assistant message being streamed. `chunk` is the
+ * delta itself (what a UI appends); `message` is the snapshot after it,
+ * computed on first read and frozen.
+ */
+export const MessageUpdateEvent = t.type(
+  { type: t.literal('messageUpdate'), message: AssistantMessage, chunk: ProviderChunk, contentIndex: NonNegativeInteger },
+  'MessageUpdateEvent',
+)
+export const MessageEndEvent = t.type({ type: t.literal('messageEnd'), message: AgentMessage }, 'MessageEndEvent')
+export const ToolExecutionStartEvent = t.type(
+  { type: t.literal('toolExecutionStart'), toolCallId: t.string, toolName: t.string, args: t.unknown },
+  'ToolExecutionStartEvent',
+)
+export const ToolExecutionUpdateEvent = t.type(
+  { type: t.literal('toolExecutionUpdate'), toolCallId: t.string, toolName: t.string, partialResult: ToolOutput },
+  'ToolExecutionUpdateEvent',
+)
+export const ToolExecutionEndEvent = t.type(
+  { type: t.literal('toolExecutionEnd'), toolCallId: t.string, toolName: t.string, result: ToolOutput, isError: t.boolean },
+  'ToolExecutionEndEvent',
+)
+export const ToolApprovalRequestEvent = t.type(
+  { type: t.literal('toolApprovalRequest'), toolCallId: t.string, toolName: t.string, args: t.unknown },
+  'ToolApprovalRequestEvent',
+)
+export const ToolApprovalEndEvent = struct(
+  'ToolApprovalEndEvent',
+  {
+    type: t.literal('toolApprovalEnd'),
+    toolCallId: t.string,
+    toolName: t.string,
+    approved: t.boolean,
+    /** True when the approver replaced the arguments. */
+    rewritten: t.boolean,
+  },
+  { reason: t.string },
+)
+/** Which of the four slots a policy ran in. */
+export const PolicySlot = t.keyof({ preTurn: null, preDispatch: null, postTurn: null, postLoop: null }, 'PolicySlot')
+export type PolicySlot = t.TypeOf<typeof PolicySlot>
+/** A policy did something other than continue. */
+export const PolicyDecisionEvent = struct(
+  'PolicyDecisionEvent',
+  {
+    type: t.literal('policyDecision'),
+    slot: PolicySlot,
+    policy: t.string,
+    action: t.keyof({ stop: null, inject: null, skip: null, rewrite: null }),
+  },
+  { reason: t.string, toolCallId: t.string },
+)
+
+export const AgentEvent = taggedUnion(
+  'type',
+  [
+    AgentStartEvent,
+    AgentEndEvent,
+    TurnStartEvent,
+    TurnEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    MessageEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolApprovalRequestEvent,
+    ToolApprovalEndEvent,
+    PolicyDecisionEvent,
+  ],
+  'AgentEvent',
+)
+export type AgentEvent = t.TypeOf<typeof AgentEvent>
+export type AgentStartEvent = t.TypeOf<typeof AgentStartEvent>
+export type AgentEndEvent = t.TypeOf<typeof AgentEndEvent>
+export type TurnStartEvent = t.TypeOf<typeof TurnStartEvent>
+export type TurnEndEvent = t.TypeOf<typeof TurnEndEvent>
+export type MessageStartEvent = t.TypeOf<typeof MessageStartEvent>
+export type MessageUpdateEvent = t.TypeOf<typeof MessageUpdateEvent>
+export type MessageEndEvent = t.TypeOf<typeof MessageEndEvent>
+export type ToolExecutionStartEvent = t.TypeOf<typeof ToolExecutionStartEvent>
+export type ToolExecutionUpdateEvent = t.TypeOf<typeof ToolExecutionUpdateEvent>
+export type ToolExecutionEndEvent = t.TypeOf<typeof ToolExecutionEndEvent>
+export type ToolApprovalRequestEvent = t.TypeOf<typeof ToolApprovalRequestEvent>
+export type ToolApprovalEndEvent = t.TypeOf<typeof ToolApprovalEndEvent>
+export type PolicyDecisionEvent = t.TypeOf<typeof PolicyDecisionEvent>
+/** The events `accumulateMessage` emits for one streamed assistant message. */
+export type AssistantStreamEvent =
+  | (MessageStartEvent & { readonly message: AssistantMessage })
+  | MessageUpdateEvent
+  | (MessageEndEvent & { readonly message: AssistantMessage })

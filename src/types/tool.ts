@@ -1,0 +1,61 @@
+/** What a tool is to the loop: a name, a schema, and an execute function. */
+import * as t from 'io-ts'
+import type { Observable } from 'rxjs'
+import type { Either } from 'fp-ts/lib/Either.js'
+import { struct, JsonObject } from './codec.js'
+import { UserContent } from './content.js'
+
+/**
+ * What a tool returns (and what each progress update carries): content for the
+ * model, and `details` for the app only.
+ */
+export const ToolOutput = struct('ToolOutput', { content: t.readonlyArray(UserContent) }, { details: t.unknown })
+export type ToolOutput = t.TypeOf<typeof ToolOutput>
+
+/** A tool as a provider sees it: the JSON Schema of its parameters. */
+export const ToolSchema = t.type({ name: t.string, description: t.string, parameters: JsonObject }, 'ToolSchema')
+export type ToolSchema = t.TypeOf<typeof ToolSchema>
+
+/** What `execute` may return: a final value, a Promise of it, or an Observable whose last value is the result. */
+export type ToolReturn = ToolOutput | string | PromiseLike<ToolOutput | string> | Observable<ToolOutput | string>
+
+/** What `execute` is given besides its decoded arguments. */
+export interface ToolExecuteContext {
+  /** The id of the tool call being answered. */
+  readonly toolCallId: string
+  /** Aborted when the run is aborted, the call times out, or the call is interrupted. */
+  readonly signal: AbortSignal
+}
+
+/**
+ * A tool the loop can run. Build one with `defineTool`, which derives
+ * `schema` from an io-ts codec and decodes arguments before `execute`.
+ */
+export interface AgentTool<Args = unknown> {
+  readonly name: string
+  readonly description: string
+  /** JSON Schema of the parameters, sent to providers. */
+  readonly schema: JsonObject
+  /** Decodes raw arguments: `Right` with the exact arguments (unknown keys stripped), or `Left` with each problem in words. */
+  readonly decodeArguments: (raw: unknown) => Either<readonly string[], Args>
+  /**
+   * Runs the tool. A thrown error, a rejected Promise or an erroring Observable
+   * becomes an error result the model sees; the loop goes on.
+   */
+  // Method syntax on purpose: it makes AgentTool<{ path: string }> assignable to AgentTool<unknown>,
+  // so tools with different argument types share one array.
+  execute(args: Args, context: ToolExecuteContext): ToolReturn
+  /** Milliseconds before the call is abandoned with an error result (overrides the loop's default). */
+  readonly timeoutMs?: number
+  /** Whether apps should ask a human before running it (used by approval modes). */
+  readonly needsApproval?: boolean
+  /** A short human label for UIs. */
+  readonly label?: string
+}
+
+/** The schema a provider needs for `tool`. */
+export const toolSchemaOf = (tool: AgentTool): ToolSchema => ({
+  name: tool.name,
+  description: tool.description,
+  parameters: tool.schema,
+})

@@ -1,0 +1,129 @@
+/**
+ * Token usage and its cost, with the arithmetic every layer shares.
+ *
+ * Invariants, defined once here: `input` excludes cache reads and writes;
+ * `reasoning` is part of `output` and never billed twice; `total` is what the
+ * provider reported, or input + output + cacheRead + cacheWrite when it did not.
+ */
+import * as t from 'io-ts'
+import { addToRecord, NonNegativeInteger, NonNegativeNumber } from './codec.js'
+
+/** Tokens used by one message, a turn, or a whole run. */
+export const Usage = t.type(
+  {
+    input: NonNegativeInteger,
+    output: NonNegativeInteger,
+    reasoning: NonNegativeInteger,
+    cacheRead: NonNegativeInteger,
+    cacheWrite: NonNegativeInteger,
+    total: NonNegativeInteger,
+    /** Provider-specific counters (e.g. web-search requests), summed key-wise. */
+    extra: t.record(t.string, NonNegativeInteger),
+  },
+  'Usage',
+)
+export type Usage = t.TypeOf<typeof Usage>
+
+/** Money spent, in the currency of the model's rates (USD in the built-in catalog). */
+export const Cost = t.type(
+  {
+    input: NonNegativeNumber,
+    output: NonNegativeNumber,
+    cacheRead: NonNegativeNumber,
+    cacheWrite: NonNegativeNumber,
+    total: NonNegativeNumber,
+    extra: t.record(t.string, NonNegativeNumber),
+  },
+  'Cost',
+)
+export type Cost = t.TypeOf<typeof Cost>
+
+/** Price per million tokens. */
+export const CostRates = t.type(
+  { input: NonNegativeNumber, output: NonNegativeNumber, cacheRead: NonNegativeNumber, cacheWrite: NonNegativeNumber },
+  'CostRates',
+)
+export type CostRates = t.TypeOf<typeof CostRates>
+
+/** No tokens. Frozen, so it can be shared. */
+export const emptyUsage: Usage = Object.freeze({
+  input: 0,
+  output: 0,
+  reasoning: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  total: 0,
+  extra: Object.freeze({}),
+})
+
+/** No cost. Frozen, so it can be shared. */
+export const emptyCost: Cost = Object.freeze({
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  total: 0,
+  extra: Object.freeze({}),
+})
+
+function addExtra(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): Record<string, number> {
+  const keys = Object.keys(b)
+  if (keys.length === 0) return a
+  const sum: Record<string, number> = {}
+  for (const key of Object.keys(a)) addToRecord(sum, key, a[key] ?? 0)
+  for (const key of keys) addToRecord(sum, key, b[key] ?? 0)
+  return sum
+}
+
+/** A usage with the given fields and zero elsewhere; `total` defaults to the sum of the four token kinds. */
+export function usage(fields: Partial<Usage> = {}): Usage {
+  const u = { ...emptyUsage, ...fields }
+  return fields.total === undefined ? { ...u, total: u.input + u.output + u.cacheRead + u.cacheWrite } : u
+}
+
+/** Field-wise sum of two usages, extra maps merged key-wise. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    reasoning: a.reasoning + b.reasoning,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    total: a.total + b.total,
+    extra: addExtra(a.extra, b.extra),
+  }
+}
+
+/** Field-wise sum of two costs, extra maps merged key-wise. */
+export function addCost(a: Cost, b: Cost): Cost {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+    total: a.total + b.total,
+    extra: addExtra(a.extra, b.extra),
+  }
+}
+
+/** Sums any number of usages. */
+export const mergeUsage = (...usages: readonly Usage[]): Usage => usages.reduce(addUsage, emptyUsage)
+
+/** Sums any number of costs. */
+export const mergeCost = (...costs: readonly Cost[]): Cost => costs.reduce(addCost, emptyCost)
+
+/** The share of prompt tokens served from cache, 0 to 1; 0 when there were none. */
+export function cacheHitRate(u: Usage): number {
+  const prompt = u.input + u.cacheRead + u.cacheWrite
+  return prompt === 0 ? 0 : u.cacheRead / prompt
+}
+
+/** What `u` costs at `rates` (per million tokens). Reasoning is inside output, so it is not billed again. */
+export function costOf(u: Usage, rates: CostRates | undefined): Cost {
+  if (rates === undefined) return emptyCost
+  const input = (u.input * rates.input) / 1e6
+  const output = (u.output * rates.output) / 1e6
+  const cacheRead = (u.cacheRead * rates.cacheRead) / 1e6
+  const cacheWrite = (u.cacheWrite * rates.cacheWrite) / 1e6
+  return { input, output, cacheRead, cacheWrite, total: input + output + cacheRead + cacheWrite, extra: {} }
+}
