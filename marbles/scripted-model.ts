@@ -23,6 +23,8 @@ export interface ScriptedModelOptions {
   /** Plays marble timelines; pass nothing under `TestScheduler.run` (the async scheduler is virtual there). */
   readonly scheduler?: SchedulerLike
   readonly model?: ModelSpec
+  /** Keep every request in `requests` (default). Turn off for very long runs: each request holds its whole transcript. */
+  readonly recordRequests?: boolean
   /** What a call past the end of the script does. Default `error`. */
   readonly whenExhausted?: 'error' | 'repeatLast'
 }
@@ -78,6 +80,7 @@ export function scriptedModel(
   options: ScriptedModelOptions = {},
 ): ScriptedModel {
   const requests: LlmRequest[] = []
+  let calls = 0
   const scheduler = options.scheduler ?? asyncScheduler
   const responseFor = (request: LlmRequest, call: number): ScriptedResponse | undefined => {
     if (typeof script === 'function') return script(request, call)
@@ -86,8 +89,8 @@ export function scriptedModel(
   }
   const streamFn: StreamFn = (request) =>
     defer(() => {
-      const call = requests.length
-      requests.push(request)
+      const call = calls++
+      if (options.recordRequests !== false) requests.push(request)
       const response = responseFor(request, call)
       if (response === undefined) {
         return throwError(() => new Error(`scripted model: no response scripted for call #${call + 1} (the script has ${Array.isArray(script) ? script.length : 0})`))

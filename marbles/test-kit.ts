@@ -112,8 +112,52 @@ export function agentTestScheduler(): TestScheduler {
   return new TestScheduler(assertRecordedEqual)
 }
 
+/**
+ * A run's events as a timeline: one line per frame that has events,
+ * `<frame> <label>, <label>, …`, ending with `|` on completion or
+ * `# <message>` on error. Unlike a marble diagram it never runs out of room
+ * when a synchronous group is followed closely by more events.
+ */
+export function timelineOf(messages: readonly Recorded[]): string {
+  const lines: string[] = []
+  let frame = -1
+  let line: string[] = []
+  const flush = (): void => {
+    if (line.length > 0) lines.push(`${frame} ${line.join(', ')}`)
+  }
+  for (const { frame: f, notification: n } of messages) {
+    if (f !== frame) {
+      flush()
+      frame = f
+      line = []
+    }
+    line.push(n.kind === 'N' ? show(n.value) : n.kind === 'C' ? '|' : `# ${n.error instanceof Error ? n.error.message : show(n.error)}`)
+  }
+  flush()
+  return lines.join('\n')
+}
+
+const normalizeTimeline = (text: string): string =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join('\n')
+
 /** The helpers `runAgentMarbles` hands to its callback. */
 export interface AgentMarbleHelpers extends RunHelpers {
+  /**
+   * Asserts a run's events as a timeline of labels (see {@link timelineOf}),
+   * checked when virtual time has run out:
+   * ```
+   * expectTimeline(run$).toBe(`
+   *   0 agentStart, turnStart:0, msgStart:user, msgEnd:user
+   *   1 msgStart:assistant
+   *   7 msgEnd:assistant:stop, turnEnd:0, agentEnd:stop, |
+   * `)
+   * ```
+   */
+  readonly expectTimeline: (events$: Observable<AgentEvent>) => { toBe(timeline: string): void }
   readonly scheduler: TestScheduler
   /**
    * Asserts a run's events as labels (see `eventLabel`):
@@ -132,14 +176,43 @@ export interface AgentMarbleHelpers extends RunHelpers {
  */
 export function runAgentMarbles<T>(callback: (helpers: AgentMarbleHelpers) => T): T {
   const scheduler = agentTestScheduler()
-  return scheduler.run((helpers) =>
+  const checks: (() => void)[] = []
+  const result = scheduler.run((helpers) =>
     callback({
       ...helpers,
       scheduler,
+      expectTimeline: (events$) => {
+        const recorded: Recorded[] = []
+        scheduler.schedule(() => {
+          events$.subscribe({
+            next: (value) => recorded.push({ frame: scheduler.now(), notification: { kind: 'N', value: eventLabel(value) } }),
+            error: (error: unknown) => recorded.push({ frame: scheduler.now(), notification: { kind: 'E', error } }),
+            complete: () => recorded.push({ frame: scheduler.now(), notification: { kind: 'C' } }),
+          })
+        })
+        return {
+          toBe: (timeline) =>
+            checks.push(() => {
+              const actual = timelineOf(recorded)
+              const expected = normalizeTimeline(timeline)
+              if (actual !== expected) {
+                throw new Error(`Event timelines differ.\n  expected:\n${indent(expected)}\n  actual:\n${indent(actual)}`)
+              }
+            }),
+        }
+      },
       expectEvents: (events$, subscription) => {
         const expectation = helpers.expectObservable(events$.pipe(map(eventLabel)), subscription)
         return { toBe: (marbles, values) => expectation.toBe(marbles, values) }
       },
     }),
   )
+  for (const check of checks) check()
+  return result
 }
+
+const indent = (text: string): string =>
+  text
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n')

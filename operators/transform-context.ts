@@ -1,7 +1,7 @@
 import { from, isObservable, map, Observable, take, defaultIfEmpty, catchError, of } from 'rxjs'
 import type { ObservableInput } from 'rxjs'
 import { isLlmMessage, type AgentMessage, type LlmMessage } from '../src/types/message.js'
-import { nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
+import { hasNoCustomMessages, nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 import { errorText } from '../src/types/codec.js'
 
@@ -14,8 +14,9 @@ export type TransformContext = (
 /** Turns transcript messages into what a model accepts. */
 export type ConvertToLlm = (messages: readonly AgentMessage[]) => readonly LlmMessage[]
 
-/** The default conversion: custom messages never reach a model. */
-export const defaultConvertToLlm: ConvertToLlm = (messages) => messages.filter(isLlmMessage)
+/** The default conversion: custom messages never reach a model. Without any, the transcript is passed as is (no copy). */
+export const defaultConvertToLlm: ConvertToLlm = (messages) =>
+  hasNoCustomMessages(messages) ? (messages as readonly LlmMessage[]) : messages.filter(isLlmMessage)
 
 export interface TransformContextOptions {
   readonly transform?: TransformContext

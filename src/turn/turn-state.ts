@@ -70,17 +70,33 @@ export function nextState(state: TurnState, changes: Partial<Omit<TurnState, 'ty
   return Object.freeze({ ...state, ...changes })
 }
 
-/** Appends to a frozen array without touching it. */
+/** Appends to a frozen array without touching it. (Spread then freeze: several times faster in V8 than slice and push.) */
 export function appended<T>(items: readonly T[], more: readonly T[]): readonly T[] {
   if (more.length === 0) return items
-  const out = items.slice()
-  for (const item of more) out.push(item)
-  return Object.freeze(out)
+  return Object.freeze([...items, ...more])
+}
+
+/**
+ * Transcripts known to hold no custom message, so that converting one for the
+ * model needs no scan and no copy. Transcripts grow by appending, so the fact
+ * carries over from one to the next in O(new messages).
+ */
+const withoutCustom = new WeakSet<readonly AgentMessage[]>()
+
+/** Whether `messages` holds no custom message (a scan, remembered for transcripts built by {@link withMessages}). */
+export function hasNoCustomMessages(messages: readonly AgentMessage[]): boolean {
+  if (withoutCustom.has(messages)) return true
+  for (const m of messages) if (m.role === 'custom') return false
+  withoutCustom.add(messages)
+  return true
 }
 
 /** The state with `messages` at the end of the transcript. */
 export function withMessages(state: TurnState, messages: readonly AgentMessage[]): TurnState {
-  return nextState(state, { context: { ...state.context, messages: appended(state.context.messages, messages) } })
+  const before = state.context.messages
+  const after = appended(before, messages)
+  if (after !== before && withoutCustom.has(before) && messages.every((m) => m.role !== 'custom')) withoutCustom.add(after)
+  return nextState(state, { context: { ...state.context, messages: after } })
 }
 
 /** The state with this turn's assistant message recorded, counted and appended. */

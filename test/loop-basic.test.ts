@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest'
+import { lastValueFrom, toArray } from 'rxjs'
+import { agentLoop } from '../src/loop/agent-loop.js'
+import { chunk, reply, runAgentMarbles, scriptedModel } from '../marbles/index.js'
+import { addTool, context, hello } from './helpers.js'
+
+describe('agentLoop: one text turn', () => {
+  it('emits the documented order in virtual time', () => {
+    runAgentMarbles(({ expectEvents }) => {
+      const model = scriptedModel([
+        { marbles: '------s-a-b-(p|)', values: { s: chunk.start(), a: chunk.text('Hel'), b: chunk.text('lo'), p: chunk.stop() } },
+      ])
+      const run$ = agentLoop(hello, context(), { model: model.model, streamFn: model.streamFn })
+      expectEvents(run$).toBe('(abcd)e-f-g-(hij|)', {
+        a: 'agentStart',
+        b: 'turnStart:0',
+        c: 'msgStart:user',
+        d: 'msgEnd:user',
+        e: 'msgStart:assistant',
+        f: 'textDelta:"Hel"',
+        g: 'textDelta:"lo"',
+        h: 'msgEnd:assistant:stop',
+        i: 'turnEnd:0',
+        j: 'agentEnd:stop',
+      })
+    })
+  })
+
+  it('reads as a timeline', () => {
+    runAgentMarbles(({ expectTimeline }) => {
+      const model = scriptedModel([
+        { marbles: '-s-a-b-(p|)', values: { s: chunk.start(), a: chunk.text('Hel'), b: chunk.text('lo'), p: chunk.stop() } },
+      ])
+      expectTimeline(agentLoop(hello, context(), { model: model.model, streamFn: model.streamFn })).toBe(`
+        0 agentStart, turnStart:0, msgStart:user, msgEnd:user
+        1 msgStart:assistant
+        3 textDelta:"Hel"
+        5 textDelta:"lo"
+        7 msgEnd:assistant:stop, turnEnd:0, agentEnd:stop, |
+      `)
+    })
+  })
+
+  it('tool turn then text turn', async () => {
+    const model = scriptedModel([reply.toolCalls([{ id: 'c1', name: 'add', args: { a: 2, b: 3 } }]), reply.text('5')])
+    const events = await lastValueFrom(agentLoop(hello, context([addTool]), { model: model.model, streamFn: model.streamFn }).pipe(toArray()))
+    const end = events.at(-1)
+    expect(end?.type).toBe('agentEnd')
+    if (end?.type !== 'agentEnd') return
+    expect(end.result.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant'])
+    expect(model.requests[1]?.messages.at(-1)).toMatchObject({ role: 'toolResult', content: [{ type: 'text', text: '5' }] })
+  })
+})
