@@ -215,7 +215,8 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
               running?.unsubscribe()
               outputs[index] = { output, isError }
               o.next({ type: 'toolExecutionEnd', toolCallId: call.id, toolName: call.name, result: output, isError })
-              o.complete()
+              // Polled before completing: completion frees a concurrency slot, and a
+              // call must not start if steering is about to interrupt the batch.
               if (options.interruptOnSteering !== undefined && cancelled === undefined) {
                 const found = options.interruptOnSteering()
                 if (found.length > 0) {
@@ -223,6 +224,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
                   cancelAll('steering')
                 }
               }
+              o.complete()
             }
             o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, args: call.arguments })
             if (cancelled !== undefined) {

@@ -5,6 +5,8 @@ import { defineTool } from '../src/tools/define-tool.js'
 import { userMessage } from '../src/types/message.js'
 import type { AgentContext } from '../src/turn/turn-state.js'
 import type { AgentTool } from '../src/types/tool.js'
+import type { AgentEvent } from '../src/types/event.js'
+import type { ToolResultMessage } from '../src/types/message.js'
 
 /** A tool answering after `ms` virtual milliseconds with `answer`. */
 export function delayedTool(name: string, ms: number, answer = `${name} done`, log?: string[]): AgentTool {
@@ -33,4 +35,21 @@ export function context(tools: readonly AgentTool[] = [], messages = []): AgentC
 
 export const hello = userMessage('hello')
 
-export type { Observable }
+/** Subscribes and collects what is emitted synchronously (or, under runAgentMarbles, by the end of virtual time). */
+export function collect(run$: Observable<AgentEvent>): AgentEvent[] {
+  const events: AgentEvent[] = []
+  run$.subscribe((e) => events.push(e))
+  return events
+}
+
+export const resultOf = (events: readonly AgentEvent[]) => {
+  const end = events.at(-1)
+  if (end?.type !== 'agentEnd') throw new Error(`the run did not end: last event ${end?.type}`)
+  return end.result
+}
+
+export const toolResultsOf = (events: readonly AgentEvent[]): ToolResultMessage[] =>
+  events.flatMap((e) => (e.type === 'messageEnd' && e.message.role === 'toolResult' ? [e.message] : []))
+
+export const textOf = (m: { content: readonly { type: string; text?: string }[] }) => m.content.map((c) => c.text ?? '').join('')
+

@@ -4,33 +4,14 @@ import { concat, map, NEVER, Observable, timer } from 'rxjs'
 import { agentLoop, type AgentLoopConfig } from '../src/loop/agent-loop.js'
 import { defineTool } from '../src/tools/define-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
-import type { ToolResultMessage } from '../src/types/message.js'
 import type { AgentTool } from '../src/types/tool.js'
 import { chunk, reply, runAgentMarbles, scriptedModel, type ScriptedResponse } from '../marbles/index.js'
-import { addTool, context, delayedTool, hello } from './helpers.js'
+import { addTool, collect, context, delayedTool, hello, resultOf, textOf, toolResultsOf } from './helpers.js'
 
 function loop(script: readonly ScriptedResponse[], tools: readonly AgentTool[], extra: Partial<AgentLoopConfig> = {}) {
   const model = scriptedModel(script)
   return { model, run$: agentLoop(hello, context(tools), { model: model.model, streamFn: model.streamFn, ...extra }) }
 }
-
-/** Subscribes and collects what is emitted synchronously (or, under runAgentMarbles, by the end of virtual time). */
-export function collect(run$: Observable<AgentEvent>): AgentEvent[] {
-  const events: AgentEvent[] = []
-  run$.subscribe((e) => events.push(e))
-  return events
-}
-
-export const resultOf = (events: readonly AgentEvent[]) => {
-  const end = events.at(-1)
-  if (end?.type !== 'agentEnd') throw new Error(`the run did not end: last event ${end?.type}`)
-  return end.result
-}
-
-export const toolResultsOf = (events: readonly AgentEvent[]): ToolResultMessage[] =>
-  events.flatMap((e) => (e.type === 'messageEnd' && e.message.role === 'toolResult' ? [e.message] : []))
-
-export const textOf = (m: { content: readonly { type: string; text?: string }[] }) => m.content.map((c) => c.text ?? '').join('')
 
 const call = (id: string, name: string, args: Record<string, unknown> = {}) => ({ id, name, args })
 
