@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction } from 'rxjs'
+import { EMPTY, merge, Observable, Subject, takeUntil, tap, type OperatorFunction } from 'rxjs'
 import { MessageFold, type FoldFailure } from '../src/stream/message-fold.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
@@ -40,7 +40,8 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
     new Observable<AssistantStreamEvent>((subscriber) => {
       const fold = new MessageFold(options.model, options.now())
       let ended = false
-      let upstream: { unsubscribe(): void } | undefined
+      // Fires to drop the source at once, even a synchronous one in the middle of emitting.
+      const drop$ = new Subject<void>()
 
       const end = (failure?: FoldFailure): void => {
         if (ended) return
@@ -49,37 +50,29 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
         const message: AssistantMessage = fold.finish(failure)
         subscriber.next({ type: 'messageEnd', message })
         subscriber.complete()
+        drop$.next()
       }
 
-      // The abort notifier is subscribed first so that an abort already
-      // signalled never lets a chunk through.
-      if (options.abort !== undefined) {
-        subscriber.add(
-          options.abort.subscribe(() => {
-            upstream?.unsubscribe()
-            end({ reason: 'aborted', message: 'the request was aborted' })
-          }),
-        )
-        if (ended) return
-      }
+      // takeUntil subscribes to the abort notifier before the source, so an
+      // abort already signalled never lets the source start.
+      const aborted$ =
+        options.abort === undefined
+          ? EMPTY
+          : options.abort.pipe(tap(() => end({ reason: 'aborted', message: 'the request was aborted' })))
 
-      upstream = source.subscribe({
+      // Registered before subscribing, so a downstream unsubscribe stops even a synchronous source mid-emission.
+      subscriber.add(() => drop$.next())
+      return source.pipe(takeUntil(merge(drop$, aborted$))).subscribe({
         next: (chunk) => {
-          if (ended) return
           const result = fold.push(chunk)
           if (result === undefined) {
             if (chunk.type === 'messageStart') subscriber.next({ type: 'messageStart', message: fold.current() })
-          } else if (typeof result === 'string') {
-            upstream?.unsubscribe()
-            end({ reason: 'error', message: `stream contract violated: ${result}` })
-          } else subscriber.next(result)
+          } else if (typeof result === 'string') end({ reason: 'error', message: `stream contract violated: ${result}` })
+          else subscriber.next(result)
         },
         error: (error: unknown) =>
           end(isAbortError(error) ? { reason: 'aborted', message: errorText(error) } : { reason: 'error', message: errorText(error) }),
         complete: () => end(),
       })
-      // A violation inside a synchronous source fires before `upstream` is assigned.
-      if (ended) upstream.unsubscribe()
-      subscriber.add(upstream)
     })
 }

@@ -16,8 +16,7 @@ import type { MessageUpdateEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
-import { costOf, emptyCost, emptyUsage } from '../types/usage.js'
-import { addToRecord } from '../types/codec.js'
+import { costOf, emptyCost, emptyUsage, sumRecords } from '../types/usage.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
 const stopReasonOf: Record<ChunkStopReason, StopReason> = {
@@ -32,8 +31,8 @@ const stopReasonOf: Record<ChunkStopReason, StopReason> = {
 interface Segment {
   readonly base: AssistantMessage
   readonly log: MessageUpdate[]
-  /** Memoized snapshots by log length, so that a second read is free. */
-  last?: { readonly count: number; readonly message: AssistantMessage }
+  /** Snapshots already produced, by log length: a second read is free and returns the same object. */
+  readonly memo: Map<number, AssistantMessage>
 }
 
 /**
@@ -65,12 +64,15 @@ export class MessageUpdate implements MessageUpdateEvent {
 
 function materialize(segment: Segment, count: number): AssistantMessage {
   if (count === 0) return segment.base
-  if (segment.last?.count === count) return segment.last.message
-  const start = segment.last !== undefined && segment.last.count < count ? segment.last : undefined
-  const message = produce(start?.message ?? segment.base, (draft) => {
-    for (let i = start?.count ?? 0; i < count; i++) applyChunk(draft, segment.log[i]!)
+  const known = segment.memo.get(count)
+  if (known !== undefined) return known
+  // Start from the nearest earlier snapshot, so reading in order applies one chunk per read.
+  let from = 0
+  for (const k of segment.memo.keys()) if (k < count && k > from) from = k
+  const message = produce(segment.memo.get(from) ?? segment.base, (draft) => {
+    for (let i = from; i < count; i++) applyChunk(draft, segment.log[i]!)
   })
-  segment.last = { count, message }
+  segment.memo.set(count, message)
   return message
 }
 
@@ -82,7 +84,9 @@ function addUsageChunk(draft: Draft<AssistantMessage>, chunk: UsageChunk): void 
   u.cacheRead += chunk.cacheRead ?? 0
   u.cacheWrite += chunk.cacheWrite ?? 0
   u.total += chunk.total ?? 0
-  if (chunk.extra !== undefined) for (const [k, v] of Object.entries(chunk.extra)) addToRecord(u.extra, k, v)
+  // A fresh object rather than edits of the draft: extra keys are data, and
+  // defining a key such as `__proto__` safely is not possible on an immer draft.
+  if (chunk.extra !== undefined) u.extra = sumRecords(u.extra, chunk.extra)
 }
 
 /** Applies one logged chunk to a draft; the log holds only chunks that passed the contract. */
@@ -199,6 +203,7 @@ export class MessageFold {
         true,
       ),
       log: [],
+      memo: new Map(),
     }
   }
 
@@ -210,7 +215,7 @@ export class MessageFold {
   /** The snapshot as of the last accepted chunk. */
   current(): AssistantMessage {
     const message = materialize(this.segment, this.segment.log.length)
-    if (this.segment.log.length > 0) this.segment = { base: message, log: [] }
+    if (this.segment.log.length > 0) this.segment = { base: message, log: [], memo: new Map() }
     return message
   }
 
@@ -227,6 +232,7 @@ export class MessageFold {
       this.segment = {
         base: freeze({ ...this.segment.base, model, ...(chunk.id === '' ? {} : { responseId: chunk.id }) }, true),
         log: [],
+        memo: new Map(),
       }
       return undefined
     }
@@ -274,7 +280,7 @@ export class MessageFold {
         break
       }
       case 'stop':
-        if (!(chunk.reason in stopReasonOf)) return `'stop' has an unknown reason '${String(chunk.reason)}'`
+        if (!Object.hasOwn(stopReasonOf, chunk.reason)) return `'stop' has an unknown reason '${String(chunk.reason)}'`
         this.stopReason = stopReasonOf[chunk.reason]
         return undefined
       case 'usage':

@@ -91,19 +91,25 @@ export function runTool(tool: AgentTool, args: unknown, options: RunToolOptions)
 
     const none = Symbol('none')
     let latest: unknown = none
-    let flushedLatest = false
+    let flushedLatest = true
+    const flush = (): void => {
+      if (ended || flushedLatest) return
+      flushedLatest = true
+      const { output, isError } = normalize(tool, latest)
+      // A malformed progress value is dropped; only a malformed result is an error.
+      if (!isError) subscriber.next({ type: 'update', output })
+    }
     execution = result$.subscribe({
       next: (value) => {
+        // The previous value is not the last one after all: it is progress.
+        flush()
         latest = value
         flushedLatest = false
-        subscriber.add(
-          options.scheduler.schedule(() => {
-            if (ended || latest !== value || flushedLatest) return
-            flushedLatest = true
-            const { output, isError } = normalize(tool, value)
-            if (!isError) subscriber.next({ type: 'update', output })
-          }),
-        )
+        const action = options.scheduler.schedule(() => {
+          subscriber.remove(action)
+          if (latest === value) flush()
+        })
+        subscriber.add(action)
       },
       error: fail,
       complete: () => {

@@ -66,7 +66,8 @@ export const emptyCost: Cost = Object.freeze({
   extra: Object.freeze({}),
 })
 
-function addExtra(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): Record<string, number> {
+/** Key-wise sum of two count maps, as a new object (`a` is returned as is when `b` is empty). */
+export function sumRecords(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): Record<string, number> {
   const keys = Object.keys(b)
   if (keys.length === 0) return a
   const sum: Record<string, number> = {}
@@ -90,7 +91,7 @@ export function addUsage(a: Usage, b: Usage): Usage {
     cacheRead: a.cacheRead + b.cacheRead,
     cacheWrite: a.cacheWrite + b.cacheWrite,
     total: a.total + b.total,
-    extra: addExtra(a.extra, b.extra),
+    extra: sumRecords(a.extra, b.extra),
   }
 }
 
@@ -102,7 +103,7 @@ export function addCost(a: Cost, b: Cost): Cost {
     cacheRead: a.cacheRead + b.cacheRead,
     cacheWrite: a.cacheWrite + b.cacheWrite,
     total: a.total + b.total,
-    extra: addExtra(a.extra, b.extra),
+    extra: sumRecords(a.extra, b.extra),
   }
 }
 
