@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { isLeft, isRight, type Either } from 'fp-ts/lib/Either.js'
 import { defineTool, toolResult } from '../src/tools/define-tool.js'
 import { errorText } from '../src/types/codec.js'
-import { describe as withDescription } from '../src/tools/json-schema.js'
+import { withDescription } from '../src/tools/json-schema.js'
 import { exactDeep } from '../src/tools/strict.js'
 import { reportErrors, struct, taggedUnion } from '../src/types/codec.js'
 

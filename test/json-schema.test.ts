@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import * as t from 'io-ts'
-import { describe as withDescription, toJsonSchema } from '../src/tools/json-schema.js'
+import { withDescription, toJsonSchema } from '../src/tools/json-schema.js'
 import { NonNegativeInteger, struct, taggedUnion } from '../src/types/codec.js'
 
 /** The schema of `codec` as the single field `x` of a tool's parameters. */

@@ -16,7 +16,7 @@ const descriptions = new WeakMap<t.Mixed, string>()
  * and `encode`, never `codec` itself: describing a shared codec such as
  * `t.string` in place would describe every use of it in every tool.
  */
-export function describe<C extends t.Mixed>(codec: C, description: string): C {
+export function withDescription<C extends t.Mixed>(codec: C, description: string): C {
   const copy = Object.create(Object.getPrototypeOf(codec), Object.getOwnPropertyDescriptors(codec)) as C
   descriptions.set(copy, description)
   return copy
@@ -52,10 +52,10 @@ function unsupported(codec: t.Mixed, path: string, why: string): TypeError {
 }
 
 function convert(codec: t.Mixed, path: string): JsonObject {
-  return withDescription(codec, convertBare(codec, path))
+  return describedSchema(codec, convertBare(codec, path))
 }
 
-function withDescription(codec: t.Mixed, schema: JsonObject): JsonObject {
+function describedSchema(codec: t.Mixed, schema: JsonObject): JsonObject {
   const description = descriptions.get(codec)
   return description === undefined ? schema : { ...schema, description }
 }
@@ -151,7 +151,7 @@ function propsShape(props: t.Props, path: string, required: boolean): Shape {
     const keyPath = /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
     if (codec instanceof t.UnionType) {
       const { schema, optional } = unionSchema(codec, keyPath)
-      shape.properties.set(key, withDescription(codec, schema))
+      shape.properties.set(key, describedSchema(codec, schema))
       if (required && !optional) shape.required.add(key)
     } else {
       shape.properties.set(key, convert(codec, keyPath))
