@@ -21,7 +21,7 @@ describe("the README's marble example", () => {
     runAgentMarbles(({ expectEvents, expectTimeline }) => {
       const model = scriptedModel([
         { marbles: '------s-a-b-(p|)', values: { s: chunk.start(), a: chunk.text('Hel'), b: chunk.text('lo'), p: chunk.stop() } },
-      ])
+      ], { whenExhausted: 'repeatLast' })
       const run$ = agentLoop(hello, context(), { model: model.model, streamFn: model.streamFn })
 
       expectEvents(run$).toBe('(abcd)e-f-g-(hij|)', {
