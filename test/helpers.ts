@@ -2,7 +2,7 @@
 import * as t from 'io-ts'
 import { timer, map, type Observable } from 'rxjs'
 import { defineTool } from '../src/tools/define-tool.js'
-import { userMessage } from '../src/types/message.js'
+import { userMessage, type AgentMessage } from '../src/types/message.js'
 import type { AgentContext } from '../src/turn/turn-state.js'
 import type { AgentTool } from '../src/types/tool.js'
 import type { AgentEvent } from '../src/types/event.js'
@@ -29,7 +29,7 @@ export const addTool = defineTool({
   execute: ({ a, b }) => String(a + b),
 })
 
-export function context(tools: readonly AgentTool[] = [], messages = []): AgentContext {
+export function context(tools: readonly AgentTool[] = [], messages: readonly AgentMessage[] = []): AgentContext {
   return { systemPrompt: 'You are a test.', messages, tools }
 }
 

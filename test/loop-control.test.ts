@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import * as t from 'io-ts'
 import { tap } from 'rxjs'
-import { agentLoop, type AgentLoopConfig } from '../src/loop/agent-loop.js'
+import { agentLoop, agentLoopContinue, type AgentLoopConfig } from '../src/loop/agent-loop.js'
+import { emptyCost, emptyUsage } from '../src/types/usage.js'
 import { transcriptFromEvents } from '../src/loop/transcript.js'
 import { Approval } from '../src/policy/approval.js'
 import { Verdict } from '../src/policy/policy.js'
@@ -138,7 +139,12 @@ describe('policies', () => {
         },
       },
     )
-    const events = collect(run$)
+    const events: AgentEvent[] = []
+    runAgentMarbles(({ expectTimeline }) => {
+      expectTimeline(run$.pipe(tap((e) => events.push(e)))).toBe(`
+        0 agentStart, turnStart:0, msgStart:user, msgEnd:user, msgStart:assistant, toolUseStart:c1, toolUseArgsDelta:c1:{"v":1}, toolUseEnd:c1, toolUseStart:c2, toolUseArgsDelta:c2:{"v":2}, toolUseEnd:c2, toolUseStart:c3, toolUseArgsDelta:c3:{"v":3}, toolUseEnd:c3, toolUseStart:c4, toolUseArgsDelta:c4:{"v":4}, toolUseEnd:c4, msgEnd:assistant:toolUse, policy:preDispatch:skip, policy:preDispatch:rewrite, policy:preDispatch:stop, toolStart:c1, toolEnd:c1:error, toolStart:c2, toolEnd:c2, toolStart:c3, toolEnd:c3:error, toolStart:c4, toolEnd:c4:error, msgStart:toolResult, msgEnd:toolResult:c1, msgStart:toolResult, msgEnd:toolResult:c2, msgStart:toolResult, msgEnd:toolResult:c3, msgStart:toolResult, msgEnd:toolResult:c4, turnEnd:0, agentEnd:policyStop, |
+      `)
+    })
     const results = toolResultsOf(events).map((r) => [r.toolCallId, r.isError, textOf(r)])
     expect(results).toEqual([
       ['c1', true, "Tool call skipped by policy 'guard': not today"],
@@ -315,5 +321,75 @@ describe('abort', () => {
     const assistant = transcript[1]
     expect(assistant?.role === 'assistant' && toolCallsOf(assistant)[0]?.partialJson).toBe('{"a":')
     expect(assistant).toMatchObject({ stopReason: 'aborted' })
+  })
+})
+
+describe('agentLoopContinue', () => {
+  it('continues from a tool result without a new prompt', () => {
+    const model = scriptedModel([reply.text('the sum is 3')])
+    const assistant = {
+      role: 'assistant' as const,
+      content: [{ type: 'toolCall' as const, id: 'c1', name: 'add', arguments: { a: 1, b: 2 } }],
+      provider: 'p',
+      model: 'm',
+      usage: emptyUsage,
+      cost: emptyCost,
+      stopReason: 'toolUse' as const,
+      timestamp: 0,
+    }
+    const result: AgentMessage = { role: 'toolResult', toolCallId: 'c1', toolName: 'add', content: [{ type: 'text', text: '3' }], isError: false, timestamp: 0 }
+    const events = collect(agentLoopContinue(context([addTool], [hello, assistant, result]), { model: model.model, streamFn: model.streamFn }))
+    expect(model.requests[0]?.messages).toEqual([hello, assistant, result])
+    expect(resultOf(events).messages.map((m) => m.role)).toEqual(['assistant'])
+    expect(events.filter((e) => e.type === 'messageStart').map((e) => e.type === 'messageStart' && e.message.role)).toEqual(['assistant'])
+  })
+
+  it('refuses to continue after an assistant message, in words', () => {
+    const model = scriptedModel([reply.text('x')])
+    const errors: unknown[] = []
+    agentLoopContinue(context([], [hello, { ...hello, role: 'assistant' } as never]), { model: model.model, streamFn: model.streamFn }).subscribe({
+      error: (e: unknown) => errors.push(e),
+    })
+    expect(String(errors[0])).toMatch(/the last message is the assistant's; add a user or tool result message first/)
+    expect(model.requests).toHaveLength(0)
+  })
+})
+
+describe('transformContext', () => {
+  it('an asynchronous transform decides what the model sees; the transcript is untouched', () => {
+    runAgentMarbles(({ cold, expectTimeline }) => {
+      const model = scriptedModel([reply.text('ok')])
+      const older = userMessage('old news')
+      const run$ = agentLoop(hello, context([], [older]), {
+        model: model.model,
+        streamFn: model.streamFn,
+        transformContext: (messages) => cold('---(m|)', { m: messages.slice(-1) }),
+      })
+      const seen: AgentEvent[] = []
+      expectTimeline(run$.pipe(tap((e) => seen.push(e)))).toBe(`
+        0 agentStart, turnStart:0, msgStart:user, msgEnd:user
+        3 msgStart:assistant, textDelta:"ok", msgEnd:assistant:stop, turnEnd:0, agentEnd:stop, |
+      `)
+      return () => {
+        expect(model.requests[0]?.messages).toEqual([hello])
+        expect(resultOf(seen).messages.map((m) => m.role)).toEqual(['user', 'assistant'])
+      }
+    })()
+  })
+
+  it('a failing transform stops the run with an error that says so; the turn ends without an answer', () => {
+    const model = scriptedModel([reply.text('never')])
+    const events = collect(
+      agentLoop(hello, context(), {
+        model: model.model,
+        streamFn: model.streamFn,
+        transformContext: () => {
+          throw new Error('window too small')
+        },
+      }),
+    )
+    expect(resultOf(events)).toMatchObject({ stopReason: 'error', error: 'transformContext failed: window too small' })
+    expect(events.find((e) => e.type === 'turnEnd')).toEqual({ type: 'turnEnd', turnIndex: 0, toolResults: [] })
+    expect(model.requests).toHaveLength(0)
   })
 })

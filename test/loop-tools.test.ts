@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import * as t from 'io-ts'
-import { concat, map, NEVER, Observable, timer } from 'rxjs'
+import { concat, map, NEVER, Observable, tap, timer } from 'rxjs'
 import { agentLoop, type AgentLoopConfig } from '../src/loop/agent-loop.js'
 import { defineTool } from '../src/tools/define-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
@@ -138,7 +138,13 @@ describe('tool failures are results, and the loop goes on', () => {
         return 'never'
       },
     })
-    const events = collect(loop([reply.toolCalls([call('c1', 'add', { a: 'x' })]), reply.text('sorry')], [strict]).run$)
+    const events: AgentEvent[] = []
+    runAgentMarbles(({ expectTimeline }) => {
+      const { run$ } = loop([reply.toolCalls([call('c1', 'add', { a: 'x' })]), reply.text('sorry')], [strict])
+      expectTimeline(run$.pipe(tap((e) => events.push(e)))).toBe(`
+        0 agentStart, turnStart:0, msgStart:user, msgEnd:user, msgStart:assistant, toolUseStart:c1, toolUseArgsDelta:c1:{"a":"x"}, toolUseEnd:c1, msgEnd:assistant:toolUse, toolStart:c1, toolEnd:c1:error, msgStart:toolResult, msgEnd:toolResult:c1, turnEnd:0, turnStart:1, msgStart:assistant, textDelta:"sorry", msgEnd:assistant:stop, turnEnd:1, agentEnd:stop, |
+      `)
+    })
     const [result] = toolResultsOf(events)
     expect(called).toBe(false)
     expect(result?.isError).toBe(true)
@@ -147,7 +153,13 @@ describe('tool failures are results, and the loop goes on', () => {
   })
 
   it('unknown tool: an error result naming the available tools', () => {
-    const events = collect(loop([reply.toolCalls([call('c1', 'nope')]), reply.text('ok')], [addTool]).run$)
+    const events: AgentEvent[] = []
+    runAgentMarbles(({ expectTimeline }) => {
+      const { run$ } = loop([reply.toolCalls([call('c1', 'nope')]), reply.text('ok')], [addTool])
+      expectTimeline(run$.pipe(tap((e) => events.push(e)))).toBe(`
+        0 agentStart, turnStart:0, msgStart:user, msgEnd:user, msgStart:assistant, toolUseStart:c1, toolUseArgsDelta:c1:{}, toolUseEnd:c1, msgEnd:assistant:toolUse, toolStart:c1, toolEnd:c1:error, msgStart:toolResult, msgEnd:toolResult:c1, turnEnd:0, turnStart:1, msgStart:assistant, textDelta:"ok", msgEnd:assistant:stop, turnEnd:1, agentEnd:stop, |
+      `)
+    })
     expect(textOf(toolResultsOf(events)[0]!)).toBe("Tool 'nope' not found. Available tools: add.")
     expect(resultOf(events).stopReason).toBe('stop')
   })
@@ -215,8 +227,17 @@ describe('tool failures are results, and the loop goes on', () => {
   it('a length-cut tool call is never executed and gets a result saying so', () => {
     let called = false
     const tool = defineTool({ name: 'write', description: '', parameters: t.type({ text: t.string }), execute: () => ((called = true), 'x') })
-    const cut = [chunk.start(), chunk.toolStart('c1', 'write'), chunk.args('c1', '{"text":"a very long'), chunk.stop('maxTokens')]
-    const events = collect(loop([cut, reply.text('ok')], [tool]).run$)
+    const cut = { marbles: '-s-t-a-(p|)', values: { s: chunk.start(), t: chunk.toolStart('c1', 'write'), a: chunk.args('c1', '{"text":"a very long'), p: chunk.stop('maxTokens') } }
+    const events: AgentEvent[] = []
+    runAgentMarbles(({ expectTimeline }) => {
+      expectTimeline(loop([cut, reply.text('ok')], [tool]).run$.pipe(tap((e) => events.push(e)))).toBe(`
+        0 agentStart, turnStart:0, msgStart:user, msgEnd:user
+        1 msgStart:assistant
+        3 toolUseStart:c1
+        5 toolUseArgsDelta:c1:{"text":"a very long
+        7 msgEnd:assistant:length, toolStart:c1, toolEnd:c1:error, msgStart:toolResult, msgEnd:toolResult:c1, turnEnd:0, turnStart:1, msgStart:assistant, textDelta:"ok", msgEnd:assistant:stop, turnEnd:1, agentEnd:stop, |
+      `)
+    })
     expect(called).toBe(false)
     const [result] = toolResultsOf(events)
     expect(result?.isError).toBe(true)
@@ -228,8 +249,21 @@ describe('tool failures are results, and the loop goes on', () => {
   })
 
   it('a stream with a contract violation ends the run with an error; its tool calls get results', () => {
-    const bad = [chunk.start(), chunk.toolStart('c1', 'add'), chunk.args('c1', '{"a":1,"b":2}'), chunk.toolEnd('c1'), chunk.args('c1', 'more')]
-    const events = collect(loop([bad], [addTool]).run$)
+    const bad = {
+      marbles: '-s-t-a-e-x-p|',
+      values: { s: chunk.start(), t: chunk.toolStart('c1', 'add'), a: chunk.args('c1', '{"a":1,"b":2}'), e: chunk.toolEnd('c1'), x: chunk.args('c1', 'more'), p: chunk.stop() },
+    }
+    const events: AgentEvent[] = []
+    runAgentMarbles(({ expectTimeline }) => {
+      expectTimeline(loop([bad], [addTool]).run$.pipe(tap((e) => events.push(e)))).toBe(`
+        0 agentStart, turnStart:0, msgStart:user, msgEnd:user
+        1 msgStart:assistant
+        3 toolUseStart:c1
+        5 toolUseArgsDelta:c1:{"a":1,"b":2}
+        7 toolUseEnd:c1
+        9 msgEnd:assistant:error, toolStart:c1, toolEnd:c1:error, msgStart:toolResult, msgEnd:toolResult:c1, turnEnd:0, agentEnd:error, |
+      `)
+    })
     const result = resultOf(events)
     expect(result.stopReason).toBe('error')
     expect(result.error).toBe("stream contract violated: 'toolUseArgsDelta' for tool use 'c1' after its end")
