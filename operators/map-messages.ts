@@ -1,6 +1,6 @@
 import type { AgentMessage } from '../src/types/message.js'
 import { isTurnState, nextState, type TurnOperator } from '../src/turn/turn-state.js'
-import { map } from 'rxjs'
+import { defer, map } from 'rxjs'
 
 /**
  * Rewrites messages as they are stored: every `messageEnd` event, and the
@@ -17,9 +17,11 @@ import { map } from 'rxjs'
  * mapMessages((m) => m.role === 'assistant' ? { ...m, content: m.content.map(redact) } : m)
  */
 export function mapMessages(fn: (message: AgentMessage) => AgentMessage): TurnOperator {
-  const rewritten = new Map<AgentMessage, AgentMessage>()
+  // Per subscription: one operator instance may serve many runs at once.
   return (source) =>
-    source.pipe(
+    defer(() => {
+      const rewritten = new Map<AgentMessage, AgentMessage>()
+      return source.pipe(
       map((item) => {
         if (isTurnState(item)) {
           if (rewritten.size === 0) return item
@@ -40,4 +42,5 @@ export function mapMessages(fn: (message: AgentMessage) => AgentMessage): TurnOp
         return { ...item, message: out }
       }),
     )
+    })
 }

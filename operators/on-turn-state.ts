@@ -1,4 +1,5 @@
-import { isObservable, Observable, type Subscription } from 'rxjs'
+import { isObservable, Observable } from 'rxjs'
+import { linked } from '../src/rx/linked-observer.js'
 import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 
 /** Options for {@link onTurnState}. */
@@ -28,49 +29,46 @@ export function onTurnState(
 ): TurnOperator {
   return (source) =>
     new Observable<TurnItem>((subscriber) => {
-      let inner: Subscription | undefined
       let innerActive = false
       let sourceDone = false
-      const outer = source.subscribe({
-        next: (item) => {
-          if (!isTurnState(item) || (item.stop !== undefined && options.whenStopped !== true)) {
-            subscriber.next(item)
-            return
-          }
-          let out: Observable<TurnItem> | TurnItem | readonly TurnItem[]
-          try {
-            out = project(item)
-          } catch (error) {
-            subscriber.error(error)
-            return
-          }
-          if (Array.isArray(out)) {
-            for (const v of out as readonly TurnItem[]) subscriber.next(v)
-            return
-          }
-          if (!isObservable(out)) {
-            subscriber.next(out as TurnItem)
-            return
-          }
-          innerActive = true
-          inner = out.subscribe({
-            next: (v) => subscriber.next(v),
-            error: (e: unknown) => subscriber.error(e),
-            complete: () => {
-              innerActive = false
-              if (sourceDone) subscriber.complete()
-            },
-          })
-        },
-        error: (e: unknown) => subscriber.error(e),
-        complete: () => {
-          sourceDone = true
-          if (!innerActive) subscriber.complete()
-        },
-      })
-      return () => {
-        outer.unsubscribe()
-        inner?.unsubscribe()
-      }
+      source.subscribe(
+        linked<TurnItem>(subscriber, {
+          next: (item) => {
+            if (!isTurnState(item) || (item.stop !== undefined && options.whenStopped !== true)) {
+              subscriber.next(item)
+              return
+            }
+            let out: Observable<TurnItem> | TurnItem | readonly TurnItem[]
+            try {
+              out = project(item)
+            } catch (error) {
+              subscriber.error(error)
+              return
+            }
+            if (Array.isArray(out)) {
+              for (const v of out as readonly TurnItem[]) subscriber.next(v)
+              return
+            }
+            if (!isObservable(out)) {
+              subscriber.next(out as TurnItem)
+              return
+            }
+            innerActive = true
+            out.subscribe(
+              linked<TurnItem>(subscriber, {
+                next: (v) => subscriber.next(v),
+                complete: () => {
+                  innerActive = false
+                  if (sourceDone) subscriber.complete()
+                },
+              }),
+            )
+          },
+          complete: () => {
+            sourceDone = true
+            if (!innerActive) subscriber.complete()
+          },
+        }),
+      )
     })
 }

@@ -1,6 +1,8 @@
 import { defer, Observable, type SchedulerLike } from 'rxjs'
 import type { LlmRequest, StreamFn, StreamOptions } from '../src/types/request.js'
 import { toolSchemaOf, type AgentTool, type ToolSchema } from '../src/types/tool.js'
+import type { AssistantStreamEvent } from '../src/types/event.js'
+import { linked } from '../src/rx/linked-observer.js'
 import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import { accumulateMessage } from './accumulate-message.js'
 import { defaultConvertToLlm } from './transform-context.js'
@@ -56,23 +58,23 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
       new Observable<TurnItem>((subscriber) => {
         const request = requestOf(state, options.options)
         // defer: a streamFn that throws becomes a stream error, hence an error message.
-        return defer(() => options.streamFn(request))
+        defer(() => options.streamFn(request))
           .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }) }))
-          .subscribe({
-            next: (event) => {
-              subscriber.next(event)
-              if (event.type !== 'messageEnd') return
-              const message = event.message
-              const after = withAssistant(state, message)
-              subscriber.next(
-                message.stopReason === 'error' || message.stopReason === 'aborted'
-                  ? nextState(after, { stop: { reason: message.stopReason, ...(message.errorMessage === undefined ? {} : { message: message.errorMessage }) } })
-                  : after,
-              )
-            },
-            error: (error: unknown) => subscriber.error(error),
-            complete: () => subscriber.complete(),
-          })
+          .subscribe(
+            linked<AssistantStreamEvent>(subscriber, {
+              next: (event) => {
+                subscriber.next(event)
+                if (event.type !== 'messageEnd') return
+                const message = event.message
+                const after = withAssistant(state, message)
+                subscriber.next(
+                  message.stopReason === 'error' || message.stopReason === 'aborted'
+                    ? nextState(after, { stop: { reason: message.stopReason, ...(message.errorMessage === undefined ? {} : { message: message.errorMessage }) } })
+                    : after,
+                )
+              },
+            }),
+          )
       }),
   )
 }

@@ -131,11 +131,17 @@ export function expectNothingScheduledAt(scheduler: TestScheduler, frame: number
 }
 
 /**
- * A scheduler that delegates to `inner` and records, for each action it
- * runs, whether it ran after `close()` was called: work that a torn-down
- * subscription left behind.
+ * A scheduler that delegates to `inner` and records the frame of every action
+ * it runs (`ran`), and of those run after `close()` was called
+ * (`ranAfterClose`): work that a torn-down subscription left behind.
  */
-export function spyScheduler(inner: SchedulerLike): { readonly scheduler: SchedulerLike; readonly ranAfterClose: number[]; close(): void } {
+export function spyScheduler(inner: SchedulerLike): {
+  readonly scheduler: SchedulerLike
+  readonly ran: readonly number[]
+  readonly ranAfterClose: readonly number[]
+  close(): void
+} {
+  const ran: number[] = []
   const ranAfterClose: number[] = []
   let closed = false
   const scheduler: SchedulerLike = {
@@ -143,7 +149,7 @@ export function spyScheduler(inner: SchedulerLike): { readonly scheduler: Schedu
     schedule<S>(work: (this: unknown, state?: S) => void, delay?: number, state?: S) {
       return inner.schedule(
         function (this: unknown, s?: S) {
-          if (closed) ranAfterClose.push(inner.now())
+          ;(closed ? ranAfterClose : ran).push(inner.now())
           work.call(this, s)
         },
         delay,
@@ -151,5 +157,5 @@ export function spyScheduler(inner: SchedulerLike): { readonly scheduler: Schedu
       )
     },
   } as SchedulerLike
-  return { scheduler, ranAfterClose, close: () => (closed = true) }
+  return { scheduler, ran, ranAfterClose, close: () => (closed = true) }
 }

@@ -25,6 +25,7 @@ import type { AgentResult } from '../types/result.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
 import { MessageQueue, type MessageSource, type QueueMode } from './message-queue.js'
 import { runTurns, type AfterTurn } from './run-turns.js'
+import { linked } from '../rx/linked-observer.js'
 
 /** Everything a run needs besides its context. */
 export interface AgentLoopConfig {
@@ -181,14 +182,10 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         finish(nextState(first, { stop: { reason: 'aborted', message: 'the run was aborted before it started' } }))
         return () => connections.forEach((c) => c?.unsubscribe())
       }
-      const sub = runTurns(first, (state) => of<TurnItem>(state).pipe(turn), after).subscribe({
-        next: (item) => (isTurnState(item) ? finish(item) : subscriber.next(item)),
-        error: (e: unknown) => subscriber.error(e),
-      })
-      return () => {
-        sub.unsubscribe()
-        connections.forEach((c) => c?.unsubscribe())
-      }
+      subscriber.add(() => connections.forEach((c) => c?.unsubscribe()))
+      runTurns(first, (state) => of<TurnItem>(state).pipe(turn), after).subscribe(
+        linked<TurnItem>(subscriber, { next: (item) => (isTurnState(item) ? finish(item) : subscriber.next(item)) }),
+      )
     })
     return concat(of<AgentEvent>({ type: 'agentStart' }), body)
   })

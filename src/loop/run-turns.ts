@@ -5,6 +5,7 @@
  * loop from its completion.
  */
 import { Observable, type Subscription } from 'rxjs'
+import { linked } from '../rx/linked-observer.js'
 import { isTurnState, type TurnItem, type TurnState } from '../turn/turn-state.js'
 
 /** What follows a turn: another one from `state`, or the end, with `state` as the run's last. */
@@ -31,13 +32,13 @@ export function runTurns(
         const state: TurnState = queued
         queued = undefined
         let final: TurnState | undefined
-        current?.unsubscribe()
-        current = turn(state).subscribe({
+        // The finished turn's subscription has already torn itself down; drop the reference.
+        if (current !== undefined) subscriber.remove(current)
+        const observer = linked<TurnItem>(subscriber, {
           next: (item) => {
             if (isTurnState(item)) final = item
             else subscriber.next(item)
           },
-          error: (e: unknown) => subscriber.error(e),
           complete: () => {
             if (final === undefined) {
               subscriber.error(new Error('a turn completed without emitting its state (a custom operator dropped it)'))
@@ -54,10 +55,11 @@ export function runTurns(
             if (!looping) loop()
           },
         })
+        current = observer
+        turn(state).subscribe(observer)
       }
       looping = false
     }
     loop()
-    return () => current?.unsubscribe()
   })
 }

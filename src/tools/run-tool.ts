@@ -4,6 +4,7 @@
  * ends with exactly one `end` carrying the result the model will see.
  */
 import { from, isObservable, Observable, of, timer, type SchedulerLike, type Subscription } from 'rxjs'
+import { linked } from '../rx/linked-observer.js'
 import { errorText, reportErrors } from '../types/codec.js'
 import { text } from '../types/content.js'
 import { ToolOutput, type AgentTool } from '../types/tool.js'
@@ -99,7 +100,7 @@ export function runTool(tool: AgentTool, args: unknown, options: RunToolOptions)
       // A malformed progress value is dropped; only a malformed result is an error.
       if (!isError) subscriber.next({ type: 'update', output })
     }
-    execution = result$.subscribe({
+    const observer = linked<unknown>(subscriber, {
       next: (value) => {
         // The previous value is not the last one after all: it is progress.
         flush()
@@ -120,6 +121,7 @@ export function runTool(tool: AgentTool, args: unknown, options: RunToolOptions)
         }
       },
     })
-    if (ended) execution.unsubscribe()
+    execution = observer
+    result$.subscribe(observer)
   })
 }

@@ -1,0 +1,150 @@
+/**
+ * The first phase of dispatching one tool call: everything that decides
+ * whether and how it runs — argument completeness, the tool's existence,
+ * pre-dispatch policies, the approver, argument decoding. The outcome is a
+ * plan: run the tool with decoded arguments, or answer at once with an error
+ * text the model will read.
+ */
+import { concat, concatMap, defer, Observable, of } from 'rxjs'
+import { isLeft } from 'fp-ts/lib/Either.js'
+import { approvalOf, type ApproveTool } from '../policy/approval.js'
+import { verdictOf, type PreDispatchPolicy, type RunView } from '../policy/policy.js'
+import type { ToolCallContent } from '../types/content.js'
+import type { AgentEvent } from '../types/event.js'
+import type { AgentTool } from '../types/tool.js'
+import type { LoopStop } from '../turn/turn-state.js'
+
+/** What becomes of one call: run it, or answer it at once with an error. */
+export type Plan =
+  | { readonly kind: 'run'; readonly call: ToolCallContent; readonly tool: AgentTool; readonly args: unknown }
+  | { readonly kind: 'answer'; readonly call: ToolCallContent; readonly message: string }
+
+/** A plan, tagged so it can travel in one stream with the events that led to it. */
+export interface Planned {
+  readonly kind: 'planned'
+  readonly index: number
+  readonly plan: Plan
+}
+
+export interface PlanContext {
+  readonly tools: readonly AgentTool[]
+  /** The response stopped at the output limit (explains cut-off arguments). */
+  readonly cutByLength: boolean
+  readonly preDispatch: readonly PreDispatchPolicy[]
+  readonly approveTool?: ApproveTool
+  readonly view: RunView
+  /** Set when the run is stopping: later calls are answered without running. */
+  readonly stop: () => LoopStop | undefined
+  readonly stopWith: (stop: LoopStop) => void
+}
+
+export const answer = (call: ToolCallContent, message: string): Plan => ({ kind: 'answer', call, message })
+
+export function stoppedText(stop: LoopStop): string {
+  const why = stop.message === undefined ? '' : `: ${stop.message}`
+  if (stop.reason === 'error' || stop.reason === 'aborted') {
+    return `Tool call not executed: the model's response ended with stopReason '${stop.reason}'${why}.`
+  }
+  return `Tool call not executed: the run is stopping (${stop.reason}${why}).`
+}
+
+/** Checks that need no policy: arguments complete and parsed, tool known. */
+function precheck(call: ToolCallContent, tools: readonly AgentTool[], cutByLength: boolean): Plan | AgentTool {
+  if (call.parseError !== undefined) return answer(call, `Tool call not executed: its ${call.parseError}.`)
+  if (call.partialJson !== undefined) {
+    return answer(
+      call,
+      cutByLength
+        ? `Tool call not executed: its arguments were cut off because the response hit the output token limit (stopReason 'length').`
+        : `Tool call not executed: the stream ended before its arguments were complete.`,
+    )
+  }
+  const tool = tools.find((t) => t.name === call.name)
+  if (tool !== undefined) return tool
+  const names = tools.map((t) => t.name)
+  return answer(call, `Tool '${call.name}' not found. ${names.length === 0 ? 'No tools are available.' : `Available tools: ${names.join(', ')}.`}`)
+}
+
+/**
+ * Plans call number `index`: emits `policyDecision` and approval events as
+ * they happen, then exactly one {@link Planned}.
+ */
+export function planCall(call: ToolCallContent, index: number, ctx: PlanContext): Observable<Planned | AgentEvent> {
+  const done = (plan: Plan): Observable<Planned> => of({ kind: 'planned', index, plan })
+  const stopping = ctx.stop()
+  if (stopping !== undefined) return done(answer(call, stoppedText(stopping)))
+  const checked = precheck(call, ctx.tools, ctx.cutByLength)
+  if (!('execute' in checked)) return done(checked)
+  const tool = checked
+  let args: Record<string, unknown> = call.arguments
+
+  const decodeArgs = (): Observable<Planned> =>
+    defer(() => {
+      const decoded = tool.decodeArguments(args)
+      if (isLeft(decoded)) {
+        return done(answer(call, `Invalid arguments for tool '${tool.name}':\n${decoded.left.map((l) => `  - ${l}`).join('\n')}`))
+      }
+      return done({ kind: 'run', call, tool, args: decoded.right })
+    })
+
+  const approve = (): Observable<Planned | AgentEvent> => {
+    const approver = ctx.approveTool
+    if (approver === undefined) return decodeArgs()
+    const request: AgentEvent = { type: 'toolApprovalRequest', toolCallId: call.id, toolName: call.name, args }
+    return concat(
+      of(request),
+      approvalOf(approver, { toolCall: call, tool, args }).pipe(
+        concatMap((decision): Observable<Planned | AgentEvent> => {
+          const end: AgentEvent = {
+            type: 'toolApprovalEnd',
+            toolCallId: call.id,
+            toolName: call.name,
+            approved: decision.approved,
+            rewritten: decision.approved && decision.args !== undefined,
+            ...(!decision.approved && decision.reason !== undefined ? { reason: decision.reason } : {}),
+          }
+          if (!decision.approved) {
+            const why = decision.reason === undefined ? '.' : `: ${decision.reason}`
+            return concat(of(end), done(answer(call, `Tool call rejected by the approver${why}`)))
+          }
+          if (decision.args !== undefined) args = decision.args
+          return concat(of(end), decodeArgs())
+        }),
+      ),
+    )
+  }
+
+  const runPolicy = (i: number): Observable<Planned | AgentEvent> => {
+    const policy = ctx.preDispatch[i]
+    if (policy === undefined) return approve()
+    return verdictOf(policy, { ...ctx.view, toolCall: call, tool, args }).pipe(
+      concatMap((verdict): Observable<Planned | AgentEvent> => {
+        const decision = (action: 'skip' | 'rewrite' | 'stop', reason?: string): AgentEvent => ({
+          type: 'policyDecision',
+          slot: 'preDispatch',
+          policy: policy.name,
+          action,
+          toolCallId: call.id,
+          ...(reason === undefined ? {} : { reason }),
+        })
+        switch (verdict.action) {
+          case 'continue':
+            return runPolicy(i + 1)
+          case 'rewrite':
+            args = verdict.args
+            return concat(of(decision('rewrite')), runPolicy(i + 1))
+          case 'skip':
+            return concat(of(decision('skip', verdict.reason)), done(answer(call, `Tool call skipped by policy '${policy.name}': ${verdict.reason}`)))
+          case 'stop':
+            ctx.stopWith({ reason: 'policyStop', message: verdict.reason, by: policy.name })
+            return concat(
+              of(decision('stop', verdict.reason)),
+              done(answer(call, `Tool call not executed: policy '${policy.name}' stopped the run: ${verdict.reason}`)),
+            )
+        }
+      }),
+    )
+  }
+
+  return runPolicy(0)
+}
