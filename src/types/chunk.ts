@@ -12,7 +12,8 @@
  * assistant message with stopReason `error` that keeps everything received.
  */
 import * as t from 'io-ts'
-import { NonNegativeInteger, taggedUnion } from './codec.js'
+import { taggedUnion } from './codec.js'
+import { Usage } from './usage.js'
 
 /** Why the model stopped generating, as the wire says it. */
 export const ChunkStopReason = t.keyof(
@@ -46,21 +47,7 @@ export const ExtensionChunk = t.type(
 )
 export const StopChunk = t.type({ type: t.literal('stop'), reason: ChunkStopReason }, 'StopChunk')
 /** Token counts; absent fields count as 0. Summed field by field across chunks. */
-export const UsageChunk = t.intersection(
-  [
-    t.type({ type: t.literal('usage') }),
-    t.partial({
-      input: NonNegativeInteger,
-      output: NonNegativeInteger,
-      reasoning: NonNegativeInteger,
-      cacheRead: NonNegativeInteger,
-      cacheWrite: NonNegativeInteger,
-      total: NonNegativeInteger,
-      extra: t.record(t.string, NonNegativeInteger),
-    }),
-  ],
-  'UsageChunk',
-)
+export const UsageChunk = t.intersection([t.type({ type: t.literal('usage') }), t.partial(Usage.props)], 'UsageChunk')
 
 /** One event of a provider's streamed answer. */
 export const ProviderChunk = taggedUnion(
