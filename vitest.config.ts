@@ -6,5 +6,6 @@ export default defineConfig({
     // A slow, shared 2-core CI machine: no test may depend on wall-clock speed.
     testTimeout: 30_000,
     pool: 'threads',
+    reporters: ['default', './test/plain-summary-reporter.ts'],
   },
 })
