@@ -1,4 +1,4 @@
-import { toolCallsOf, type AgentMessage } from '../src/types/message.js'
+import type { AgentMessage } from '../src/types/message.js'
 import { appended, nextState, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 
@@ -16,7 +16,8 @@ import { onTurnState } from './on-turn-state.js'
 export function pollSteering(poll: () => readonly AgentMessage[] = () => []): TurnOperator {
   return onTurnState((state) => {
     const pending = appended(state.pending, poll())
-    const calledTools = state.assistant !== undefined && toolCallsOf(state.assistant).length > 0
+    // Every tool call has exactly one result, so results mean the model called tools.
+    const calledTools = state.toolResults.length > 0
     const goOn = calledTools || pending.length > 0 || state.forceNextTurn === true
     return nextState(state, { pending, continuation: goOn ? 'next' : 'idle' })
   })

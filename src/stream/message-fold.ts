@@ -14,6 +14,8 @@ import { freeze, produce, type Draft } from 'immer'
 import type { ProviderChunk, ChunkStopReason, UsageChunk } from '../types/chunk.js'
 import type { MessageUpdateEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
+import type { AssistantContent } from '../types/content.js'
+import type { Usage } from '../types/usage.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
 import { costOf, emptyCost, emptyUsage, sumRecords } from '../types/usage.js'
@@ -69,14 +71,12 @@ function materialize(segment: Segment, count: number): AssistantMessage {
   // Start from the nearest earlier snapshot, so reading in order applies one chunk per read.
   let from = 0
   for (const k of segment.memo.keys()) if (k < count && k > from) from = k
-  const message = produce(segment.memo.get(from) ?? segment.base, (draft) => {
-    for (let i = from; i < count; i++) applyChunk(draft, segment.log[i]!)
-  })
+  const message = produce(segment.memo.get(from) ?? segment.base, (draft) => applyChunks(draft, segment.log, from, count))
   segment.memo.set(count, message)
   return message
 }
 
-function addUsageChunk(draft: Draft<AssistantMessage>, chunk: UsageChunk): void {
+function addUsageChunk(draft: Working, chunk: UsageChunk): void {
   const u = draft.usage
   u.input += chunk.input ?? 0
   u.output += chunk.output ?? 0
@@ -89,9 +89,55 @@ function addUsageChunk(draft: Draft<AssistantMessage>, chunk: UsageChunk): void 
   if (chunk.extra !== undefined) u.extra = sumRecords(u.extra, chunk.extra)
 }
 
+/** What chunks change: an immer draft of a snapshot, or the fold's own working copy. */
+type Working = Pick<Draft<AssistantMessage>, 'content' | 'usage'>
+
+/** The text a delta chunk appends, for the delta kinds that append. */
+function appendedText(chunk: ProviderChunk): string | undefined {
+  switch (chunk.type) {
+    case 'textDelta':
+    case 'thinkingDelta':
+      return chunk.text
+    case 'toolUseArgsDelta':
+      return chunk.fragment
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Applies `log[from..to)` to a draft. Runs of deltas into the same block are
+ * joined first and written once: every write through an immer draft costs a
+ * proxy trap, and a streamed block is mostly such runs.
+ */
+function applyChunks(draft: Working, log: readonly MessageUpdate[], from: number, to: number): void {
+  let i = from
+  while (i < to) {
+    const update = log[i]!
+    const first = appendedText(update.chunk)
+    if (first === undefined) {
+      applyChunk(draft, update.chunk, update.contentIndex)
+      i++
+      continue
+    }
+    let joined = first
+    let j = i + 1
+    for (; j < to; j++) {
+      const next = log[j]!
+      if (next.chunk.type !== update.chunk.type || next.contentIndex !== update.contentIndex) break
+      joined += appendedText(next.chunk)!
+    }
+    applyChunk(draft, j === i + 1 ? update.chunk : withText(update.chunk, joined), update.contentIndex)
+    i = j
+  }
+}
+
+function withText(chunk: ProviderChunk, text: string): ProviderChunk {
+  return chunk.type === 'toolUseArgsDelta' ? { ...chunk, fragment: text } : { ...(chunk as { type: 'textDelta' | 'thinkingDelta' }), text }
+}
+
 /** Applies one logged chunk to a draft; the log holds only chunks that passed the contract. */
-function applyChunk(draft: Draft<AssistantMessage>, update: MessageUpdate): void {
-  const { chunk, contentIndex: i } = update
+function applyChunk(draft: Working, chunk: ProviderChunk, i: number): void {
   const content = draft.content
   switch (chunk.type) {
     case 'textDelta': {
@@ -161,6 +207,46 @@ function parseArguments(raw: string): { ok: true; value: Record<string, unknown>
   return { ok: true, value: value as Record<string, unknown> }
 }
 
+/**
+ * The message as of the latest chunk, kept as plain mutable objects, with the
+ * frozen copies already handed out. A snapshot copies only the blocks that
+ * changed since the previous one: no proxies, no walk of untouched blocks.
+ */
+class Head {
+  private readonly work: Working = { content: [], usage: { ...emptyUsage, extra: {} } }
+  private readonly changed = new Set<number>()
+  private usageChanged = false
+  private readonly frozen: AssistantContent[] = []
+  private frozenUsage: Usage = emptyUsage
+  private last: AssistantMessage | undefined
+
+  constructor(private meta: Omit<AssistantMessage, 'content' | 'usage'>) {}
+
+  setMeta(meta: Omit<AssistantMessage, 'content' | 'usage'>): void {
+    this.meta = meta
+    this.last = undefined
+  }
+
+  apply(chunk: ProviderChunk, index: number): void {
+    applyChunk(this.work, chunk, index)
+    if (chunk.type === 'usage') this.usageChanged = true
+    else this.changed.add(index)
+    this.last = undefined
+  }
+
+  snapshot(): AssistantMessage {
+    if (this.last !== undefined) return this.last
+    for (const i of this.changed) this.frozen[i] = freeze({ ...this.work.content[i]! } as AssistantContent, true)
+    this.changed.clear()
+    if (this.usageChanged) {
+      this.frozenUsage = freeze({ ...this.work.usage, extra: { ...this.work.usage.extra } }, true)
+      this.usageChanged = false
+    }
+    this.last = Object.freeze({ ...this.meta, content: Object.freeze(this.frozen.slice()), usage: this.frozenUsage })
+    return this.last
+  }
+}
+
 interface ToolTrack {
   readonly contentIndex: number
   ended: boolean
@@ -183,28 +269,14 @@ export class MessageFold {
   private readonly tools = new Map<string, ToolTrack>()
   private usageSeen = false
   private totalSeen = false
+  private readonly head: Head
 
   constructor(
     private readonly model: ModelSpec,
     timestamp: number,
   ) {
-    this.segment = {
-      base: freeze(
-        {
-          role: 'assistant',
-          content: [],
-          provider: model.provider,
-          model: model.modelId,
-          usage: emptyUsage,
-          cost: emptyCost,
-          stopReason: 'stop',
-          timestamp,
-        } satisfies AssistantMessage,
-        true,
-      ),
-      log: [],
-      memo: new Map(),
-    }
+    this.head = new Head({ role: 'assistant', provider: model.provider, model: model.modelId, cost: emptyCost, stopReason: 'stop', timestamp })
+    this.segment = { base: this.head.snapshot(), log: [], memo: new Map() }
   }
 
   /** Whether `messageStart` has been accepted. */
@@ -212,9 +284,9 @@ export class MessageFold {
     return this.started
   }
 
-  /** The snapshot as of the last accepted chunk. */
+  /** The snapshot as of the last accepted chunk. Later events build on it. */
   current(): AssistantMessage {
-    const message = materialize(this.segment, this.segment.log.length)
+    const message = this.segment.memo.get(this.segment.log.length) ?? this.head.snapshot()
     if (this.segment.log.length > 0) this.segment = { base: message, log: [], memo: new Map() }
     return message
   }
@@ -229,11 +301,9 @@ export class MessageFold {
       if (chunk.type !== 'messageStart') return `the first chunk must be 'messageStart', got '${describeType(chunk)}'`
       this.started = true
       const model = chunk.model === '' ? this.model.modelId : chunk.model
-      this.segment = {
-        base: freeze({ ...this.segment.base, model, ...(chunk.id === '' ? {} : { responseId: chunk.id }) }, true),
-        log: [],
-        memo: new Map(),
-      }
+      const { content: _c, usage: _u, ...meta } = this.segment.base
+      this.head.setMeta({ ...meta, model, ...(chunk.id === '' ? {} : { responseId: chunk.id }) })
+      this.segment = { base: this.head.snapshot(), log: [], memo: new Map() }
       return undefined
     }
     if (this.stopReason !== undefined && chunk.type !== 'usage') {
@@ -302,6 +372,7 @@ export class MessageFold {
   }
 
   private log(update: MessageUpdate): void {
+    this.head.apply(update.chunk, update.contentIndex)
     this.segment.log.push(update)
     if (this.segment.log.length >= MAX_UNREAD) this.current()
   }
@@ -320,14 +391,15 @@ export class MessageFold {
     const stopReason: StopReason = failure?.reason ?? this.stopReason ?? 'error'
     const missingStop = failure === undefined && this.stopReason === undefined
     const errorMessage = failure?.message ?? (missingStop ? `the stream ended without a 'stop' chunk` : undefined)
-    return produce(this.current(), (draft) => {
-      draft.stopReason = stopReason
-      if (errorMessage !== undefined) draft.errorMessage = errorMessage
-      if (this.usageSeen && !this.totalSeen) {
-        const u = draft.usage
-        u.total = u.input + u.output + u.cacheRead + u.cacheWrite
-      }
-      draft.cost = costOf(draft.usage, this.model.cost)
+    const current = this.current()
+    const u = current.usage
+    const usage = this.usageSeen && !this.totalSeen ? freeze({ ...u, total: u.input + u.output + u.cacheRead + u.cacheWrite }) : u
+    return Object.freeze({
+      ...current,
+      stopReason,
+      ...(errorMessage === undefined ? {} : { errorMessage }),
+      usage,
+      cost: freeze(costOf(usage, this.model.cost), true),
     })
   }
 }

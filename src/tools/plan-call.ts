@@ -65,27 +65,40 @@ function precheck(call: ToolCallContent, tools: readonly AgentTool[], cutByLengt
   return answer(call, `Tool '${call.name}' not found. ${names.length === 0 ? 'No tools are available.' : `Available tools: ${names.join(', ')}.`}`)
 }
 
+/** Decodes the arguments into a plan: run with them, or answer with what is wrong. */
+function decoded(call: ToolCallContent, tool: AgentTool, args: Record<string, unknown>): Plan {
+  const result = tool.decodeArguments(args)
+  if (isLeft(result)) return answer(call, `Invalid arguments for tool '${tool.name}':\n${result.left.map((l) => `  - ${l}`).join('\n')}`)
+  return { kind: 'run', call, tool, args: result.right }
+}
+
+/**
+ * The plan, when nobody needs to be asked (no pre-dispatch policy, no
+ * approver, or the call cannot run anyway): the common case, decided
+ * synchronously without any Observable. `undefined` when policies or the
+ * approver must be consulted.
+ */
+export function planWithoutAsking(call: ToolCallContent, index: number, ctx: PlanContext): Planned | undefined {
+  const stopping = ctx.stop()
+  if (stopping !== undefined) return { kind: 'planned', index, plan: answer(call, stoppedText(stopping)) }
+  const checked = precheck(call, ctx.tools, ctx.cutByLength)
+  if (!('execute' in checked)) return { kind: 'planned', index, plan: checked }
+  if (ctx.preDispatch.length > 0 || ctx.approveTool !== undefined) return undefined
+  return { kind: 'planned', index, plan: decoded(call, checked, call.arguments) }
+}
+
 /**
  * Plans call number `index`: emits `policyDecision` and approval events as
  * they happen, then exactly one {@link Planned}.
  */
 export function planCall(call: ToolCallContent, index: number, ctx: PlanContext): Observable<Planned | AgentEvent> {
   const done = (plan: Plan): Observable<Planned> => of({ kind: 'planned', index, plan })
-  const stopping = ctx.stop()
-  if (stopping !== undefined) return done(answer(call, stoppedText(stopping)))
-  const checked = precheck(call, ctx.tools, ctx.cutByLength)
-  if (!('execute' in checked)) return done(checked)
-  const tool = checked
+  const quick = planWithoutAsking(call, index, ctx)
+  if (quick !== undefined) return of(quick)
+  const tool = precheck(call, ctx.tools, ctx.cutByLength) as AgentTool
   let args: Record<string, unknown> = call.arguments
 
-  const decodeArgs = (): Observable<Planned> =>
-    defer(() => {
-      const decoded = tool.decodeArguments(args)
-      if (isLeft(decoded)) {
-        return done(answer(call, `Invalid arguments for tool '${tool.name}':\n${decoded.left.map((l) => `  - ${l}`).join('\n')}`))
-      }
-      return done({ kind: 'run', call, tool, args: decoded.right })
-    })
+  const decodeArgs = (): Observable<Planned> => defer(() => of({ kind: 'planned' as const, index, plan: decoded(call, tool, args) }))
 
   const approve = (): Observable<Planned | AgentEvent> => {
     const approver = ctx.approveTool

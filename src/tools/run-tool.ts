@@ -3,7 +3,7 @@
  * does (returns, rejects, throws, errors, hangs, returns garbage), the stream
  * ends with exactly one `end` carrying the result the model will see.
  */
-import { from, isObservable, Observable, of, timer, type SchedulerLike, type Subscription } from 'rxjs'
+import { from, isObservable, Observable, timer, type SchedulerLike } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
 import { errorText, reportErrors } from '../types/codec.js'
 import { text } from '../types/content.js'
@@ -54,45 +54,63 @@ function normalize(tool: AgentTool, value: unknown): { output: ToolOutput; isErr
  */
 export function runTool(tool: AgentTool, args: unknown, options: RunToolOptions): Observable<ToolRunEvent> {
   return new Observable<ToolRunEvent>((subscriber) => {
-    const controller = new AbortController()
+    // Created on first use: most tools never look at their signal, and an
+    // AbortController costs more than the rest of a simple call.
+    let controller: AbortController | undefined
     let ended = false
-    let execution: Subscription | undefined
     const end = (output: ToolOutput, isError: boolean): void => {
       if (ended) return
       ended = true
-      execution?.unsubscribe()
       subscriber.next({ type: 'end', output, isError })
       subscriber.complete()
     }
-    const fail = (error: unknown): void =>
-      end(errorOutput(`Tool '${tool.name}' failed: ${errorText(error)}`), true)
+    const endWith = (value: unknown): void => {
+      const { output, isError } = normalize(tool, value)
+      end(output, isError)
+    }
+    const fail = (error: unknown): void => end(errorOutput(`Tool '${tool.name}' failed: ${errorText(error)}`), true)
+    const abort = (reason: string): void => controller?.abort(new Error(reason))
 
     subscriber.add(() => {
-      if (!ended) controller.abort(new Error(`tool call '${options.toolCallId}' was cancelled`))
+      if (!ended) abort(`tool call '${options.toolCallId}' was cancelled`)
     })
 
     let returned: unknown
     try {
-      returned = tool.execute(args, { toolCallId: options.toolCallId, signal: controller.signal })
+      returned = tool.execute(args, {
+        toolCallId: options.toolCallId,
+        get signal() {
+          controller ??= new AbortController()
+          return controller.signal
+        },
+      })
     } catch (error) {
       fail(error)
       return
     }
-    const result$: Observable<unknown> = isObservable(returned) ? returned : isPromiseLike(returned) ? from(returned) : of(returned)
+    // A plain value is the result, at once: no stream, no scheduling.
+    if (!isObservable(returned) && !isPromiseLike(returned)) return endWith(returned)
 
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs
       subscriber.add(
         timer(ms, options.scheduler).subscribe(() => {
-          controller.abort(new Error(`timed out after ${ms} ms`))
+          abort(`timed out after ${ms} ms`)
           end(errorOutput(`Tool '${tool.name}' timed out after ${ms} ms.`), true)
         }),
       )
     }
 
+    // A Promise has one value, the result: no progress to tell apart.
+    if (!isObservable(returned)) {
+      from(returned).subscribe(linked<unknown>(subscriber, { next: endWith, error: fail }))
+      return
+    }
+
     const none = Symbol('none')
     let latest: unknown = none
     let flushedLatest = true
+    let synchronous = true
     const flush = (): void => {
       if (ended || flushedLatest) return
       flushedLatest = true
@@ -100,28 +118,30 @@ export function runTool(tool: AgentTool, args: unknown, options: RunToolOptions)
       // A malformed progress value is dropped; only a malformed result is an error.
       if (!isError) subscriber.next({ type: 'update', output })
     }
-    const observer = linked<unknown>(subscriber, {
-      next: (value) => {
-        // The previous value is not the last one after all: it is progress.
-        flush()
-        latest = value
-        flushedLatest = false
-        const action = options.scheduler.schedule(() => {
-          subscriber.remove(action)
-          if (latest === value) flush()
-        })
-        subscriber.add(action)
-      },
-      error: fail,
-      complete: () => {
-        if (latest === none) end(errorOutput(`Tool '${tool.name}' completed without a result.`), true)
-        else {
-          const { output, isError } = normalize(tool, latest)
-          end(output, isError)
-        }
-      },
-    })
-    execution = observer
-    result$.subscribe(observer)
+    // The latest value is progress if it is still the latest when the scheduler next gets a turn.
+    const flushLater = (): void => {
+      const value = latest
+      const action = options.scheduler.schedule(() => {
+        subscriber.remove(action)
+        if (latest === value) flush()
+      })
+      subscriber.add(action)
+    }
+    returned.subscribe(
+      linked<unknown>(subscriber, {
+        next: (value) => {
+          // The previous value is not the last one after all: it is progress.
+          flush()
+          latest = value
+          flushedLatest = false
+          if (!synchronous) flushLater()
+        },
+        error: fail,
+        complete: () => (latest === none ? end(errorOutput(`Tool '${tool.name}' completed without a result.`), true) : endWith(latest)),
+      }),
+    )
+    synchronous = false
+    // Values emitted synchronously without completing: the last of them may be progress.
+    if (!ended && !flushedLatest) flushLater()
   })
 }

@@ -1,0 +1,235 @@
+// pi-agent-core (@mariozechner/pi-agent-core + @mariozechner/pi-ai), driven by a scripted `streamFn`.
+//
+// The mock model is built on pi-ai's own stream type (`createAssistantMessageEventStream`) and pushes
+// events exactly the way pi-ai's real providers do (see pi-ai/dist/providers/anthropic.js): one mutable
+// `output` AssistantMessage is the `partial` of every event, text deltas are appended to the text block,
+// tool-call JSON fragments are accumulated in `partialJson` and re-parsed with `parseStreamingJson` per
+// fragment, and the stream ends with `done`. No timers anywhere.
+import { agentLoop } from '@mariozechner/pi-agent-core'
+import { Type, createAssistantMessageEventStream, parseStreamingJson } from '@mariozechner/pi-ai'
+import { textDeltas, toolTurn } from '../inputs.mjs'
+
+export const name = 'pi-agent-core'
+
+const model = {
+  id: 'bench-1',
+  name: 'Bench',
+  api: 'bench',
+  provider: 'bench',
+  baseUrl: 'http://localhost:0',
+  reasoning: false,
+  input: ['text'],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 1_000_000,
+  maxTokens: 16_384,
+}
+
+const emptyUsage = () => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } })
+
+// --- scripts: the provider events of one model response, built before timing -----------------------
+
+const textScript = (deltas) => ({ stopReason: 'stop', events: [{ t: 'textStart' }, ...deltas.map((d) => ({ t: 'text', d })), { t: 'textEnd' }] })
+
+const toolScript = (turn) => {
+  const { text, toolCalls } = toolTurn(turn)
+  return {
+    stopReason: 'toolUse',
+    events: [
+      { t: 'textStart' },
+      ...text.map((d) => ({ t: 'text', d })),
+      { t: 'textEnd' },
+      ...toolCalls.flatMap((c) => [{ t: 'toolStart', id: c.id, name: c.name }, ...c.fragments.map((d) => ({ t: 'args', d })), { t: 'toolEnd' }]),
+    ],
+  }
+}
+
+const microtask = () => new Promise((resolve) => queueMicrotask(resolve))
+
+/** Plays one script into a pi-ai AssistantMessageEventStream, as a real provider would. */
+function play(stream, script, paced) {
+  const output = {
+    role: 'assistant',
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: emptyUsage(),
+    stopReason: 'stop',
+    timestamp: Date.now(),
+  }
+  stream.push({ type: 'start', partial: output })
+  const emit = (e) => {
+    switch (e.t) {
+      case 'textStart':
+        output.content.push({ type: 'text', text: '' })
+        stream.push({ type: 'text_start', contentIndex: output.content.length - 1, partial: output })
+        break
+      case 'text': {
+        const index = output.content.length - 1
+        output.content[index].text += e.d
+        stream.push({ type: 'text_delta', contentIndex: index, delta: e.d, partial: output })
+        break
+      }
+      case 'textEnd': {
+        const index = output.content.length - 1
+        stream.push({ type: 'text_end', contentIndex: index, content: output.content[index].text, partial: output })
+        break
+      }
+      case 'toolStart':
+        output.content.push({ type: 'toolCall', id: e.id, name: e.name, arguments: {}, partialJson: '' })
+        stream.push({ type: 'toolcall_start', contentIndex: output.content.length - 1, partial: output })
+        break
+      case 'args': {
+        const index = output.content.length - 1
+        const block = output.content[index]
+        block.partialJson += e.d
+        block.arguments = parseStreamingJson(block.partialJson)
+        stream.push({ type: 'toolcall_delta', contentIndex: index, delta: e.d, partial: output })
+        break
+      }
+      case 'toolEnd': {
+        const index = output.content.length - 1
+        const block = output.content[index]
+        block.arguments = parseStreamingJson(block.partialJson)
+        delete block.partialJson
+        stream.push({ type: 'toolcall_end', contentIndex: index, toolCall: block, partial: output })
+        break
+      }
+    }
+  }
+  const finish = () => {
+    output.stopReason = script.stopReason
+    stream.push({ type: 'done', reason: output.stopReason, message: output })
+    stream.end()
+  }
+  if (!paced) {
+    // The whole response in one synchronous burst (like rxagent's scripted model: `from(array)`).
+    for (const e of script.events) emit(e)
+    finish()
+    return
+  }
+  // Asynchronous emission: one microtask per chunk, as pi-ai's faux provider does without `tokensPerSecond`.
+  return (async () => {
+    for (const e of script.events) {
+      await microtask()
+      emit(e)
+    }
+    finish()
+  })()
+}
+
+/** A pi-agent-core `streamFn` that answers call k of a run with `scripts[k]`. */
+function scriptedStreamFn(scripts) {
+  let call = 0
+  const streamFn = () => {
+    const script = scripts[call++]
+    if (script === undefined) throw new Error(`pi mock: no script for call #${call}`)
+    const stream = createAssistantMessageEventStream()
+    // Real providers return the stream first and push from an async task.
+    queueMicrotask(() => play(stream, script, false))
+    return stream
+  }
+  streamFn.reset = () => {
+    call = 0
+  }
+  return streamFn
+}
+
+// --- the agent ------------------------------------------------------------------------------------
+
+// pi's own default (Agent's defaultConvertToLlm).
+const convertToLlm = (messages) => messages.filter((m) => m.role === 'user' || m.role === 'assistant' || m.role === 'toolResult')
+
+const prompt = () => [{ role: 'user', content: 'go', timestamp: Date.now() }]
+
+const context = (tools = [], messages = []) => ({ systemPrompt: 'You are a benchmark.', messages, tools })
+
+const config = { model, convertToLlm, toolExecution: 'parallel' }
+
+/** Runs a loop to its end, consuming events the way an app would: text deltas appended, tool results counted. */
+async function consume(events) {
+  let text = ''
+  let toolResults = 0
+  let firstDelta
+  for await (const e of events) {
+    if (e.type === 'message_update') {
+      const a = e.assistantMessageEvent
+      if (a.type === 'text_delta') {
+        if (firstDelta === undefined) firstDelta = performance.now()
+        text += a.delta
+      }
+    } else if (e.type === 'tool_execution_end') toolResults++
+  }
+  return { text, toolResults, firstDelta }
+}
+
+const run = (streamFn, ctx) => {
+  streamFn.reset()
+  return consume(agentLoop(prompt(), ctx, config, undefined, streamFn))
+}
+
+const echo = {
+  name: 'echo',
+  label: 'Echo',
+  description: 'Echoes its value.',
+  parameters: Type.Object({ value: Type.String(), n: Type.Number(), tags: Type.Array(Type.String()) }),
+  execute: async (_id, { value }) => ({ content: [{ type: 'text', text: value }], details: {} }),
+}
+
+const sleeper = (ms) => ({
+  name: 'sleep',
+  label: 'Sleep',
+  description: 'Waits.',
+  parameters: Type.Object({ i: Type.Number() }),
+  execute: (_id, { i }) => new Promise((resolve) => setTimeout(() => resolve({ content: [{ type: 'text', text: `slept ${i}` }], details: {} }), ms)),
+})
+
+const toMessage = (m) =>
+  m.role === 'user'
+    ? { role: 'user', content: m.text, timestamp: 0 }
+    : { role: 'assistant', content: [{ type: 'text', text: m.text }], api: model.api, provider: model.provider, model: model.id, usage: emptyUsage(), stopReason: 'stop', timestamp: 0 }
+
+export const scenarios = {
+  text(n) {
+    const streamFn = scriptedStreamFn([textScript(textDeltas(n))])
+    return () => run(streamFn, context())
+  },
+
+  tools(turns) {
+    const scripts = Array.from({ length: turns }, (_, turn) => toolScript(turn))
+    scripts.push(textScript(['done']))
+    const streamFn = scriptedStreamFn(scripts)
+    return () => run(streamFn, context([echo]))
+  },
+
+  long(count, { history, deltas }) {
+    const messages = history.map(toMessage)
+    const streamFn = scriptedStreamFn([textScript(textDeltas(deltas))])
+    return () => run(streamFn, context([], messages))
+  },
+
+  fanout(runs, { deltasPerRun }) {
+    const script = textScript(textDeltas(deltasPerRun))
+    // Every run's model answers with the same script, emitted asynchronously (one microtask per chunk).
+    const streamFn = () => {
+      const stream = createAssistantMessageEventStream()
+      queueMicrotask(() => play(stream, script, true))
+      return stream
+    }
+    return async () => {
+      const all = []
+      for (let i = 0; i < runs; i++) all.push(consume(agentLoop(prompt(), context(), config, undefined, streamFn)))
+      const results = await Promise.all(all)
+      return { completed: results.filter((r) => r.text.length === deltasPerRun * 4).length, live: () => null }
+    }
+  },
+
+  parallel(calls, { toolMs }) {
+    const first = {
+      stopReason: 'toolUse',
+      events: Array.from({ length: calls }, (_, i) => [{ t: 'toolStart', id: `c${i}`, name: 'sleep' }, { t: 'args', d: JSON.stringify({ i }) }, { t: 'toolEnd' }]).flat(),
+    }
+    const streamFn = scriptedStreamFn([first, textScript(['done'])])
+    return () => run(streamFn, context([sleeper(toolMs)]))
+  },
+}

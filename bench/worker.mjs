@@ -1,0 +1,101 @@
+// One runtime, one scenario, one size, in a fresh process:
+//   node --expose-gc bench/worker.mjs <runtime> <scenario> <size> [runs]
+// Prints one JSON line: the samples and their medians.
+import { history } from './inputs.mjs'
+import { scenarios as defaults } from './inputs.mjs'
+
+const [runtime, scenario, sizeArg, runsArg, smokeArg] = process.argv.slice(2)
+const size = Number(sizeArg)
+const runs = Number(runsArg ?? 5)
+const smoke = smokeArg === 'smoke'
+if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc')
+const gc = () => {
+  globalThis.gc()
+  globalThis.gc()
+}
+
+const adapter = await import(`./runtimes/${runtime}.mjs`)
+const make = adapter.scenarios[scenario]
+if (make === undefined) {
+  console.log(JSON.stringify({ runtime, scenario, size, skipped: true }))
+  process.exit(0)
+}
+
+const params = {
+  long: () => ({ history: history(size), deltas: smoke ? defaults.long.smokeDeltas : defaults.long.deltas }),
+  fanout: () => ({ deltasPerRun: defaults.fanout.deltasPerRun }),
+  parallel: () => ({ toolMs: smoke ? defaults.parallel.smokeToolMs : defaults.parallel.toolMs }),
+}
+const extra = params[scenario]?.() ?? {}
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+/** What the run must have produced; a benchmark of a wrong result is worthless. */
+function check(result) {
+  const expectText = {
+    text: size * 4,
+    long: (extra.deltas ?? 0) * 4,
+  }[scenario]
+  if (expectText !== undefined && result.text.length !== expectText) throw new Error(`${runtime}/${scenario}: text of ${result.text.length} characters, expected ${expectText}`)
+  if (scenario === 'tools' && result.toolResults !== size * 3) throw new Error(`${runtime}/tools: ${result.toolResults} tool results, expected ${size * 3}`)
+  if (scenario === 'parallel' && result.toolResults !== size) throw new Error(`${runtime}/parallel: ${result.toolResults} tool results, expected ${size}`)
+  if (scenario === 'fanout' && result.completed !== size) throw new Error(`${runtime}/fanout: ${result.completed} of ${size} runs completed`)
+}
+
+async function sample() {
+  const run = make(size, extra)
+  await nextTurn()
+  gc()
+  const resourcesBefore = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length
+  const heapBefore = process.memoryUsage().heapUsed
+  let peak = heapBefore
+  const sampler = scenario === 'fanout' ? setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 1) : undefined
+  const t0 = performance.now()
+  const result = await run()
+  const t1 = performance.now()
+  if (sampler !== undefined) clearInterval(sampler)
+  peak = Math.max(peak, process.memoryUsage().heapUsed)
+  check(result)
+  // Retained: what the run still holds once garbage is gone, its result kept alive.
+  gc()
+  const retained = process.memoryUsage().heapUsed - heapBefore
+  const keep = result.text?.length ?? 0
+  await nextTurn()
+  await nextTurn()
+  const resourcesAfter = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length
+  const ms = t1 - t0
+  return {
+    ms,
+    keep,
+    retainedBytes: retained,
+    peakBytes: peak - heapBefore,
+    ...(scenario === 'text' || scenario === 'long' ? { perDeltaUs: (ms * 1000) / (scenario === 'text' ? size : extra.deltas) } : {}),
+    ...(scenario === 'long' && result.firstDelta !== undefined ? { firstDeltaMs: result.firstDelta - t0 } : {}),
+    ...(scenario === 'tools' ? { msPerTurn: ms / size } : {}),
+    ...(scenario === 'fanout' ? { leftoverResources: resourcesAfter - resourcesBefore, liveRuns: result.live?.() ?? null } : {}),
+  }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
+}
+
+// One warm-up phase: the scenario repeated until V8 has had half a second to
+// optimize the hot paths (at least once), for every runtime alike.
+const warmStart = performance.now()
+let warmups = 0
+do {
+  await sample()
+  warmups++
+} while (performance.now() - warmStart < (smoke ? 0 : 500) && warmups < 50)
+const samples = []
+for (let i = 0; i < runs; i++) samples.push(await sample())
+const keys = Object.keys(samples[0]).filter((k) => typeof samples[0][k] === 'number')
+const summary = Object.fromEntries(
+  keys.map((k) => {
+    const xs = samples.map((s) => s[k])
+    return [k, { median: median(xs), min: Math.min(...xs), max: Math.max(...xs) }]
+  }),
+)
+console.log(JSON.stringify({ runtime, scenario, size, runs, warmups, summary }))
