@@ -41,36 +41,45 @@ function check(result) {
   if (scenario === 'fanout' && result.completed !== size) throw new Error(`${runtime}/fanout: ${result.completed} of ${size} runs completed`)
 }
 
-async function sample() {
+/** One timed run. No forced GC before it: a full GC throws away inline caches and would measure re-warming. */
+async function timed() {
+  const run = make(size, extra)
+  await nextTurn()
+  const t0 = performance.now()
+  const result = await run()
+  const t1 = performance.now()
+  check(result)
+  const ms = t1 - t0
+  return {
+    ms,
+    ...(scenario === 'text' || scenario === 'long' ? { perDeltaUs: (ms * 1000) / (scenario === 'text' ? size : extra.deltas) } : {}),
+    ...(scenario === 'long' && result.firstDelta !== undefined ? { firstDeltaMs: result.firstDelta - t0 } : {}),
+    ...(scenario === 'tools' ? { msPerTurn: ms / size } : {}),
+  }
+}
+
+/** One run for memory and leftovers: heap after a full GC before, peak during, retained after a full GC (result kept alive). */
+async function measured() {
   const run = make(size, extra)
   await nextTurn()
   gc()
   const resourcesBefore = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length
   const heapBefore = process.memoryUsage().heapUsed
   let peak = heapBefore
-  const sampler = scenario === 'fanout' ? setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 1) : undefined
-  const t0 = performance.now()
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 1)
   const result = await run()
-  const t1 = performance.now()
-  if (sampler !== undefined) clearInterval(sampler)
+  clearInterval(sampler)
   peak = Math.max(peak, process.memoryUsage().heapUsed)
-  check(result)
-  // Retained: what the run still holds once garbage is gone, its result kept alive.
   gc()
   const retained = process.memoryUsage().heapUsed - heapBefore
   const keep = result.text?.length ?? 0
   await nextTurn()
   await nextTurn()
   const resourcesAfter = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length
-  const ms = t1 - t0
   return {
-    ms,
     keep,
     retainedBytes: retained,
     peakBytes: peak - heapBefore,
-    ...(scenario === 'text' || scenario === 'long' ? { perDeltaUs: (ms * 1000) / (scenario === 'text' ? size : extra.deltas) } : {}),
-    ...(scenario === 'long' && result.firstDelta !== undefined ? { firstDeltaMs: result.firstDelta - t0 } : {}),
-    ...(scenario === 'tools' ? { msPerTurn: ms / size } : {}),
     ...(scenario === 'fanout' ? { leftoverResources: resourcesAfter - resourcesBefore, liveRuns: result.live?.() ?? null } : {}),
   }
 }
@@ -86,11 +95,13 @@ const median = (xs) => {
 const warmStart = performance.now()
 let warmups = 0
 do {
-  await sample()
+  await timed()
   warmups++
 } while (performance.now() - warmStart < (smoke ? 0 : 500) && warmups < 50)
 const samples = []
-for (let i = 0; i < runs; i++) samples.push(await sample())
+for (let i = 0; i < runs; i++) samples.push(await timed())
+const memory = await measured()
+for (const sample of samples) Object.assign(sample, memory)
 const keys = Object.keys(samples[0]).filter((k) => typeof samples[0][k] === 'number')
 const summary = Object.fromEntries(
   keys.map((k) => {

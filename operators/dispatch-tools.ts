@@ -2,6 +2,7 @@ import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, Subjec
 import type { ApproveTool } from '../src/policy/approval.js'
 import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
+import { mergeLimited } from '../src/rx/merge-limited.js'
 import { planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
 import { errorOutput, runTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
@@ -165,20 +166,21 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
           stopWith: (s: LoopStop) => (stop = s),
           ...(options.approveTool === undefined ? {} : { approveTool: options.approveTool }),
         }
-        // Without policies or an approver, planning is synchronous: no Observable per call.
-        const quick = context.preDispatch.length === 0 && context.approveTool === undefined
-        const planning$: Observable<AgentEvent> = quick
-          ? defer(() => {
-              calls.forEach((call, index) => planned.push(planWithoutAsking(call, index, context)!))
-              return EMPTY
-            })
-          : from(calls).pipe(
-              concatMap((call, index) => planCall(call, index, context)),
-              mergeMap((item): Observable<AgentEvent> => (isPlanned(item) ? (planned.push(item), EMPTY) : of(item))),
-            )
-        concat(planning$, defer(() => from(planned).pipe(mergeMap(execute, concurrency)))).subscribe(
-          linked<AgentEvent>(subscriber, { next: (event) => subscriber.next(event), complete: conclude }),
-        )
+        const run$ = (): Observable<AgentEvent> => mergeLimited(planned.map(execute), concurrency)
+        const observer = linked<AgentEvent>(subscriber, { next: (event) => subscriber.next(event), complete: conclude })
+        if (context.preDispatch.length === 0 && context.approveTool === undefined) {
+          // Nobody to ask: planning is synchronous, no Observable per call.
+          calls.forEach((call, index) => planned.push(planWithoutAsking(call, index, context)!))
+          run$().subscribe(observer)
+          return
+        }
+        concat(
+          from(calls).pipe(
+            concatMap((call, index) => planCall(call, index, context)),
+            mergeMap((item): Observable<AgentEvent> => (isPlanned(item) ? (planned.push(item), EMPTY) : of(item))),
+          ),
+          defer(run$),
+        ).subscribe(observer)
       })
     },
     { whenStopped: true },

@@ -4,7 +4,9 @@
 // events exactly the way pi-ai's real providers do (see pi-ai/dist/providers/anthropic.js): one mutable
 // `output` AssistantMessage is the `partial` of every event, text deltas are appended to the text block,
 // tool-call JSON fragments are accumulated in `partialJson` and re-parsed with `parseStreamingJson` per
-// fragment, and the stream ends with `done`. No timers anywhere.
+// fragment, and the stream ends with `done`. Like the real providers, the mock reads its events with
+// `for await` from an async iterator (the provider's SSE event iterator), so emission is asynchronous
+// (a few microtasks per event) for every scenario. No timers anywhere.
 import { agentLoop } from '@mariozechner/pi-agent-core'
 import { Type, createAssistantMessageEventStream, parseStreamingJson } from '@mariozechner/pi-ai'
 import { textDeltas, toolTurn } from '../inputs.mjs'
@@ -43,10 +45,13 @@ const toolScript = (turn) => {
   }
 }
 
-const microtask = () => new Promise((resolve) => queueMicrotask(resolve))
+/** The provider's event source: pi-ai's providers read events with `for await` from an async iterator (e.g. `iterateAnthropicEvents`). */
+async function* providerEvents(events) {
+  for (const e of events) yield e
+}
 
-/** Plays one script into a pi-ai AssistantMessageEventStream, as a real provider would. */
-function play(stream, script, paced) {
+/** Plays one script into a pi-ai AssistantMessageEventStream, the way pi-ai/dist/providers/anthropic.js does. */
+async function play(stream, script) {
   const output = {
     role: 'assistant',
     content: [],
@@ -58,7 +63,7 @@ function play(stream, script, paced) {
     timestamp: Date.now(),
   }
   stream.push({ type: 'start', partial: output })
-  const emit = (e) => {
+  for await (const e of providerEvents(script.events)) {
     switch (e.t) {
       case 'textStart':
         output.content.push({ type: 'text', text: '' })
@@ -97,36 +102,20 @@ function play(stream, script, paced) {
       }
     }
   }
-  const finish = () => {
-    output.stopReason = script.stopReason
-    stream.push({ type: 'done', reason: output.stopReason, message: output })
-    stream.end()
-  }
-  if (!paced) {
-    // The whole response in one synchronous burst (like rxagent's scripted model: `from(array)`).
-    for (const e of script.events) emit(e)
-    finish()
-    return
-  }
-  // Asynchronous emission: one microtask per chunk, as pi-ai's faux provider does without `tokensPerSecond`.
-  return (async () => {
-    for (const e of script.events) {
-      await microtask()
-      emit(e)
-    }
-    finish()
-  })()
+  output.stopReason = script.stopReason
+  stream.push({ type: 'done', reason: output.stopReason, message: output })
+  stream.end()
 }
 
-/** A pi-agent-core `streamFn` that answers call k of a run with `scripts[k]`. */
-function scriptedStreamFn(scripts) {
+/** A pi-agent-core `streamFn` answering call k of a run with `scripts[k]` (`repeat`: every call with `scripts[0]`). */
+function scriptedStreamFn(scripts, { repeat = false } = {}) {
   let call = 0
   const streamFn = () => {
-    const script = scripts[call++]
+    const script = repeat ? scripts[0] : scripts[call++]
     if (script === undefined) throw new Error(`pi mock: no script for call #${call}`)
     const stream = createAssistantMessageEventStream()
-    // Real providers return the stream first and push from an async task.
-    queueMicrotask(() => play(stream, script, false))
+    // Like the real providers: return the stream at once, push from an async task.
+    void play(stream, script)
     return stream
   }
   streamFn.reset = () => {
@@ -158,7 +147,10 @@ async function consume(events) {
         if (firstDelta === undefined) firstDelta = performance.now()
         text += a.delta
       }
-    } else if (e.type === 'tool_execution_end') toolResults++
+    } else if (e.type === 'tool_execution_end') {
+      if (e.isError) throw new Error(`pi: tool ${e.toolName} failed: ${JSON.stringify(e.result?.content)}`)
+      toolResults++
+    }
   }
   return { text, toolResults, firstDelta }
 }
@@ -209,13 +201,8 @@ export const scenarios = {
   },
 
   fanout(runs, { deltasPerRun }) {
-    const script = textScript(textDeltas(deltasPerRun))
-    // Every run's model answers with the same script, emitted asynchronously (one microtask per chunk).
-    const streamFn = () => {
-      const stream = createAssistantMessageEventStream()
-      queueMicrotask(() => play(stream, script, true))
-      return stream
-    }
+    // Every run's model answers with the same script; emission is asynchronous (an async iterator per response).
+    const streamFn = scriptedStreamFn([textScript(textDeltas(deltasPerRun))], { repeat: true })
     return async () => {
       const all = []
       for (let i = 0; i < runs; i++) all.push(consume(agentLoop(prompt(), context(), config, undefined, streamFn)))

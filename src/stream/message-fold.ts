@@ -18,7 +18,7 @@ import type { AssistantContent } from '../types/content.js'
 import type { Usage } from '../types/usage.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
-import { costOf, emptyCost, emptyUsage, sumRecords } from '../types/usage.js'
+import { costOf, emptyCost, emptyUsage, sumRecords, type Cost } from '../types/usage.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
 const stopReasonOf: Record<ChunkStopReason, StopReason> = {
@@ -236,16 +236,30 @@ class Head {
 
   snapshot(): AssistantMessage {
     if (this.last !== undefined) return this.last
-    for (const i of this.changed) this.frozen[i] = freeze({ ...this.work.content[i]! } as AssistantContent, true)
+    for (const i of this.changed) this.frozen[i] = frozenBlock(this.work.content[i]!)
     this.changed.clear()
     if (this.usageChanged) {
-      this.frozenUsage = freeze({ ...this.work.usage, extra: { ...this.work.usage.extra } }, true)
+      this.frozenUsage = Object.freeze({ ...this.work.usage, extra: Object.freeze({ ...this.work.usage.extra }) })
       this.usageChanged = false
     }
     this.last = Object.freeze({ ...this.meta, content: Object.freeze(this.frozen.slice()), usage: this.frozenUsage })
     return this.last
   }
 }
+
+/**
+ * A frozen copy of a working block. Only parsed arguments and extension data
+ * are walked (immer's generic deep freeze costs more than the rest of a
+ * snapshot): every other field is a string or a boolean.
+ */
+function frozenBlock(block: Draft<AssistantContent>): AssistantContent {
+  const copy = { ...block } as AssistantContent
+  if (copy.type === 'toolCall') freeze(copy.arguments, true)
+  else if (copy.type === 'extension') freeze(copy.data, true)
+  return Object.freeze(copy)
+}
+
+const frozenCost = (cost: Cost): Cost => Object.freeze({ ...cost, extra: Object.freeze(cost.extra) })
 
 interface ToolTrack {
   readonly contentIndex: number
@@ -393,13 +407,13 @@ export class MessageFold {
     const errorMessage = failure?.message ?? (missingStop ? `the stream ended without a 'stop' chunk` : undefined)
     const current = this.current()
     const u = current.usage
-    const usage = this.usageSeen && !this.totalSeen ? freeze({ ...u, total: u.input + u.output + u.cacheRead + u.cacheWrite }) : u
+    const usage = this.usageSeen && !this.totalSeen ? Object.freeze({ ...u, total: u.input + u.output + u.cacheRead + u.cacheWrite }) : u
     return Object.freeze({
       ...current,
       stopReason,
       ...(errorMessage === undefined ? {} : { errorMessage }),
       usage,
-      cost: freeze(costOf(usage, this.model.cost), true),
+      cost: frozenCost(costOf(usage, this.model.cost)),
     })
   }
 }
