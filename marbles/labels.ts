@@ -13,6 +13,7 @@ import type { AgentEvent } from '../src/types/event.js'
  * | tool execution | `toolStart:<callId>`, `toolUpdate:<callId>`, `toolEnd:<callId>` (`toolEnd:<callId>:error`) |
  * | approval | `approve?:<callId>`, `approved:<callId>` / `rewritten:<callId>` / `rejected:<callId>` |
  * | policyDecision | `policy:<slot>:<action>` |
+ * | streamRetry | `retry:<attempt>:<errorKind>` |
  */
 export function eventLabel(event: AgentEvent): string {
   switch (event.type) {
@@ -32,6 +33,8 @@ export function eventLabel(event: AgentEvent): string {
       if (m.role === 'toolResult') return `msgEnd:toolResult:${m.toolCallId}`
       return `msgEnd:${m.role}`
     }
+    case 'streamRetry':
+      return `retry:${event.attempt}:${event.error.kind}`
     case 'messageUpdate': {
       const c = event.chunk
       if (c.type === 'textDelta' || c.type === 'thinkingDelta') return `${c.type}:${JSON.stringify(c.text)}`

@@ -5,6 +5,7 @@ import type { AssistantStreamEvent } from '../src/types/event.js'
 import type { AssistantMessage } from '../src/types/message.js'
 import type { ModelSpec } from '../src/types/model.js'
 import { errorText } from '../src/types/codec.js'
+import { providerErrorInfo } from '../src/types/provider-error.js'
 
 /** Options for {@link accumulateMessage}. */
 export interface AccumulateMessageOptions {
@@ -25,6 +26,10 @@ export function isAbortError(error: unknown): boolean {
  * Folds a provider's chunks into one assistant message and emits
  * `messageStart`, a `messageUpdate` per content chunk, and `messageEnd`.
  *
+ * A `retry` chunk (from {@link retryStream}) emits `streamRetry` with the
+ * discarded partial message and starts over from empty content, keeping the
+ * usage already billed; the next attempt's `messageStart` is not re-announced.
+ *
  * It never errors: a contract violation, a stream that completes without
  * `stop`, or a stream error ends the message with stopReason `error` and an
  * `errorMessage` saying what happened; `abort` ends it with `aborted`. The
@@ -38,7 +43,9 @@ export function isAbortError(error: unknown): boolean {
 export function accumulateMessage(options: AccumulateMessageOptions): OperatorFunction<ProviderChunk, AssistantStreamEvent> {
   return (source) =>
     new Observable<AssistantStreamEvent>((subscriber) => {
-      const fold = new MessageFold(options.model, options.now())
+      let fold = new MessageFold(options.model, options.now())
+      // After a retry the next attempt's `messageStart` is not announced again.
+      let announced = false
       let ended = false
       // Fires to drop the source at once, even a synchronous one in the middle of emitting.
       const drop$ = new Subject<void>()
@@ -46,7 +53,7 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
       const end = (failure?: FoldFailure): void => {
         if (ended) return
         ended = true
-        if (!fold.isStarted) subscriber.next({ type: 'messageStart', message: fold.current() })
+        if (!fold.isStarted && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
         const message: AssistantMessage = fold.finish(failure)
         subscriber.next({ type: 'messageEnd', message })
         subscriber.complete()
@@ -64,14 +71,28 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
       subscriber.add(() => drop$.next())
       return source.pipe(takeUntil(merge(drop$, aborted$))).subscribe({
         next: (chunk) => {
+          if (chunk.type === 'retry') {
+            if (fold.stopped) return end({ reason: 'error', message: `stream contract violated: 'retry' arrived after 'stop'` })
+            const discarded = fold.finish({ reason: 'error', message: chunk.error.message, kind: chunk.error.kind })
+            announced ||= fold.isStarted
+            fold = new MessageFold(options.model, discarded.timestamp, fold)
+            subscriber.next({ type: 'streamRetry', attempt: chunk.attempt, delayMs: chunk.delayMs, error: chunk.error, message: discarded })
+            return
+          }
           const result = fold.push(chunk)
           if (result === undefined) {
-            if (chunk.type === 'messageStart') subscriber.next({ type: 'messageStart', message: fold.current() })
+            if (chunk.type === 'messageStart' && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
           } else if (typeof result === 'string') end({ reason: 'error', message: `stream contract violated: ${result}` })
           else subscriber.next(result)
         },
-        error: (error: unknown) =>
-          end(isAbortError(error) ? { reason: 'aborted', message: errorText(error) } : { reason: 'error', message: errorText(error) }),
+        error: (error: unknown) => {
+          const kind = providerErrorInfo(error)?.kind
+          end(
+            isAbortError(error)
+              ? { reason: 'aborted', message: errorText(error) }
+              : { reason: 'error', message: errorText(error), ...(kind === undefined ? {} : { kind }) },
+          )
+        },
         complete: () => end(),
       })
     })

@@ -1,4 +1,6 @@
-import { defer, Observable, type SchedulerLike } from 'rxjs'
+import { defer, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs'
+import type { ProviderChunk } from '../src/types/chunk.js'
+import { retryStream, type RetryOptions } from './retry-stream.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../src/types/request.js'
 import { toolSchemaOf, type AgentTool, type ToolSchema } from '../src/types/tool.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
@@ -15,6 +17,8 @@ export interface StreamLlmOptions {
   readonly scheduler: SchedulerLike
   /** When this emits, the call is dropped and the message ends `aborted`. */
   readonly abort?: Observable<unknown>
+  /** Retries of transient provider errors (default: on, see {@link retryStream}); `false` turns them off. */
+  readonly retry?: RetryOptions | false
 }
 
 // Tool lists rarely change between turns; their schemas are computed once per list.
@@ -40,8 +44,8 @@ export function requestOf(state: TurnState, options?: StreamOptions): LlmRequest
 }
 
 /**
- * Calls the model and streams its answer: `messageStart`, `messageUpdate`s,
- * `messageEnd`; the answer joins the transcript and the run's usage. An
+ * Calls the model and streams its answer: `messageStart`, `messageUpdate`s
+ * (and `streamRetry` when a transient error made it call again), `messageEnd`; the answer joins the transcript and the run's usage. An
  * answer that ended in `error` or `aborted` stops the run after this turn
  * (its tool calls still get results, from `dispatchTools`).
  *
@@ -53,13 +57,15 @@ export function requestOf(state: TurnState, options?: StreamOptions): LlmRequest
  */
 export function streamLlm(options: StreamLlmOptions): TurnOperator {
   const now = () => options.scheduler.now()
+  const retry: MonoTypeOperatorFunction<ProviderChunk> =
+    options.retry === false ? identity : retryStream({ scheduler: options.scheduler, ...options.retry })
   return onTurnState(
     (state) =>
       new Observable<TurnItem>((subscriber) => {
         const request = requestOf(state, options.options)
         // defer: a streamFn that throws becomes a stream error, hence an error message.
         defer(() => options.streamFn(request))
-          .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }) }))
+          .pipe(retry, accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }) }))
           .subscribe(
             linked<AssistantStreamEvent>(subscriber, {
               next: (event) => {

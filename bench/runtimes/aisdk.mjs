@@ -1,9 +1,9 @@
-// AI SDK (`ai`): `streamText` with its own multi-step tool loop, driven by `MockLanguageModelV4` from
+// AI SDK (`ai` 6, the newest major that supports Node 20; ai 7 requires Node 22): `streamText` with its own multi-step tool loop, driven by `MockLanguageModelV3` from
 // `ai/test`, whose `doStream` returns `simulateReadableStream` over the provider stream parts of the
-// LanguageModelV4 spec. Both delays are `null`: no timer per chunk (the default `0` would put a
+// LanguageModelV3 spec. Both delays are `null`: no timer per chunk (the default `0` would put a
 // `setTimeout` before every chunk). The stream is still asynchronous: one `pull` per chunk.
-import { isStepCount, streamText, tool } from 'ai'
-import { MockLanguageModelV4, simulateReadableStream } from 'ai/test'
+import { stepCountIs, streamText, tool } from 'ai'
+import { MockLanguageModelV3, simulateReadableStream } from 'ai/test'
 import { z } from 'zod'
 import { textDeltas, toolTurn } from '../inputs.mjs'
 
@@ -45,7 +45,7 @@ const stream = (chunks) => ({ stream: simulateReadableStream({ chunks, initialDe
 /** A mock model answering call k of a run with `scripts[k]`. */
 function scriptedModel(scripts) {
   let call = 0
-  const model = new MockLanguageModelV4({
+  const model = new MockLanguageModelV3({
     provider: 'bench',
     modelId: 'bench-1',
     doStream: async () => {
@@ -59,7 +59,7 @@ function scriptedModel(scripts) {
     reset() {
       call = 0
     },
-    // MockLanguageModelV4 records every call's options (the whole prompt); rxagent's mock runs with
+    // MockLanguageModelV3 records every call's options (the whole prompt); rxagent's mock runs with
     // `recordRequests: false` and pi's records nothing, so drop the recording after a run.
     forget() {
       model.doStreamCalls.length = 0
@@ -89,7 +89,7 @@ const prompt = { role: 'user', content: 'go' }
 
 async function run(mock, options) {
   mock.reset()
-  const result = await consume(streamText({ model: mock.model, instructions, ...options }))
+  const result = await consume(streamText({ model: mock.model, system: instructions, ...options }))
   mock.forget()
   // The AI SDK releases the run's memory only after an event-loop turn.
   await nextTurn()
@@ -120,7 +120,7 @@ export const scenarios = {
     scripts.push(textScript(['done']))
     const mock = scriptedModel(scripts)
     const tools = { echo }
-    return () => run(mock, { messages: [prompt], tools, stopWhen: isStepCount(turns + 2) })
+    return () => run(mock, { messages: [prompt], tools, stopWhen: stepCountIs(turns + 2) })
   },
 
   long(count, { history, deltas }) {
@@ -132,10 +132,10 @@ export const scenarios = {
   fanout(runs, { deltasPerRun }) {
     const chunks = textScript(textDeltas(deltasPerRun))
     // Every run's model answers with the same script; simulateReadableStream emits one chunk per pull.
-    const model = new MockLanguageModelV4({ provider: 'bench', modelId: 'bench-1', doStream: async () => stream(chunks) })
+    const model = new MockLanguageModelV3({ provider: 'bench', modelId: 'bench-1', doStream: async () => stream(chunks) })
     return async () => {
       const all = []
-      for (let i = 0; i < runs; i++) all.push(consume(streamText({ model, instructions, messages: [prompt] })))
+      for (let i = 0; i < runs; i++) all.push(consume(streamText({ model, system: instructions, messages: [prompt] })))
       const results = await Promise.all(all)
       model.doStreamCalls.length = 0
       await nextTurn()
@@ -152,6 +152,6 @@ export const scenarios = {
     const mock = scriptedModel([first, textScript(['done'])])
     const tools = { sleep: sleeper(toolMs) }
     // Tool calls run concurrently by default (toolCallConcurrency: unlimited).
-    return () => run(mock, { messages: [prompt], tools, stopWhen: isStepCount(3) })
+    return () => run(mock, { messages: [prompt], tools, stopWhen: stepCountIs(3) })
   },
 }

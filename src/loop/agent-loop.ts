@@ -13,6 +13,7 @@ import { postTurnPolicy } from '../../operators/post-turn-policy.js'
 import { preTurnPolicy } from '../../operators/pre-turn-policy.js'
 import { startTurn } from '../../operators/start-turn.js'
 import { streamLlm } from '../../operators/stream-llm.js'
+import type { RetryOptions } from '../../operators/retry-stream.js'
 import { transformContext, type ConvertToLlm, type TransformContext } from '../../operators/transform-context.js'
 import type { ApproveTool } from '../policy/approval.js'
 import type { Policies } from '../policy/policy.js'
@@ -33,6 +34,12 @@ export interface AgentLoopConfig {
   /** The provider: request in, chunks out. */
   readonly streamFn: StreamFn
   readonly streamOptions?: StreamOptions
+  /**
+   * Retries of transient provider errors (rate limit, overloaded, server,
+   * network, timeout): see {@link retryStream}. Default: 4 attempts with
+   * exponential backoff; `false` turns retries off.
+   */
+  readonly retry?: RetryOptions | false
   /** Default: drop custom messages. */
   readonly convertToLlm?: ConvertToLlm
   /** Rewrites what the model sees each turn (not the transcript). */
@@ -140,6 +147,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         streamFn: config.streamFn,
         scheduler,
         ...(config.streamOptions === undefined ? {} : { options: config.streamOptions }),
+        ...(config.retry === undefined ? {} : { retry: config.retry }),
         ...(abort$ === undefined ? {} : { abort: abort$ }),
       }),
       dispatchTools: dispatchTools({

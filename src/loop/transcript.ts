@@ -1,11 +1,11 @@
 /**
- * Transcripts from events, and the repair that makes any transcript valid:
- * every tool call answered exactly once.
+ * Transcripts from events, repaired so that every tool call is answered
+ * exactly once (see `settleTranscript`).
  */
 import { filter, map, type OperatorFunction } from 'rxjs'
-import { text } from '../types/content.js'
+import { settleTranscript } from '../types/settle.js'
 import type { AgentEvent } from '../types/event.js'
-import { toolCallsOf, type AgentMessage, type AssistantMessage, type ToolResultMessage } from '../types/message.js'
+import type { AgentMessage, AssistantMessage } from '../types/message.js'
 import type { AgentResult } from '../types/result.js'
 
 /** The run's result, from its `agentEnd`. */
@@ -17,38 +17,6 @@ export function agentResult(): OperatorFunction<AgentEvent, AgentResult> {
     )
 }
 
-/**
- * Gives every unanswered tool call a synthetic error result, placed right
- * after the results its assistant message did get. Use it on a transcript
- * whose run was cut off, or before sending a transcript to another provider.
- */
-export function settleTranscript(messages: readonly AgentMessage[], reason = 'the run ended before this tool call finished'): AgentMessage[] {
-  const answered = new Set<string>()
-  for (const m of messages) if (m.role === 'toolResult') answered.add(m.toolCallId)
-  const out: AgentMessage[] = []
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i]!
-    out.push(m)
-    if (m.role !== 'assistant') continue
-    const missing = toolCallsOf(m).filter((c) => !answered.has(c.id))
-    if (missing.length === 0) continue
-    // Keep results that did arrive directly after their assistant message.
-    while (i + 1 < messages.length && messages[i + 1]!.role === 'toolResult') out.push(messages[++i]!)
-    for (const call of missing) {
-      const result: ToolResultMessage = {
-        role: 'toolResult',
-        toolCallId: call.id,
-        toolName: call.name,
-        content: [text(`Tool call not executed: ${reason}.`)],
-        isError: true,
-        timestamp: m.timestamp,
-      }
-      out.push(result)
-      answered.add(call.id)
-    }
-  }
-  return out
-}
 
 /**
  * The transcript a run's events describe, valid even when the events were
@@ -62,6 +30,11 @@ export function transcriptFromEvents(events: readonly AgentEvent[], initial: rea
   for (const e of events) {
     if (e.type === 'messageStart' && e.message.role === 'assistant') streaming = e.message
     else if (e.type === 'messageUpdate') streaming = e.message
+    // The discarded attempt's content is gone; its billed usage stays.
+    else if (e.type === 'streamRetry') {
+      const { errorMessage: _m, errorKind: _k, ...attempt } = e.message
+      streaming = { ...attempt, content: [], stopReason: 'stop' }
+    }
     else if (e.type === 'messageEnd') {
       messages.push(e.message)
       if (e.message.role === 'assistant') streaming = undefined

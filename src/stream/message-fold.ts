@@ -18,6 +18,7 @@ import type { AssistantContent } from '../types/content.js'
 import type { Usage } from '../types/usage.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
+import type { ProviderErrorKind } from '../types/provider-error.js'
 import { costOf, emptyCost, emptyUsage, sumRecords, type Cost } from '../types/usage.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
@@ -220,7 +221,15 @@ class Head {
   private frozenUsage: Usage = emptyUsage
   private last: AssistantMessage | undefined
 
-  constructor(private meta: Omit<AssistantMessage, 'content' | 'usage'>) {}
+  constructor(
+    private meta: Omit<AssistantMessage, 'content' | 'usage'>,
+    carried?: Usage,
+  ) {
+    if (carried !== undefined) {
+      this.work.usage = { ...carried, extra: { ...carried.extra } }
+      this.frozenUsage = carried
+    }
+  }
 
   setMeta(meta: Omit<AssistantMessage, 'content' | 'usage'>): void {
     this.meta = meta
@@ -267,7 +276,7 @@ interface ToolTrack {
 }
 
 /** How a fold ended, when not by a clean `stop`. */
-export type FoldFailure = { readonly reason: 'error' | 'aborted'; readonly message: string }
+export type FoldFailure = { readonly reason: 'error' | 'aborted'; readonly message: string; readonly kind?: ProviderErrorKind }
 
 /**
  * The mutable accumulator behind `accumulateMessage`. Not exported from the
@@ -285,11 +294,21 @@ export class MessageFold {
   private totalSeen = false
   private readonly head: Head
 
+  /**
+   * @param retryOf a discarded attempt (see the `retry` chunk): its usage was
+   * billed, so this fold starts from it; its content is dropped.
+   */
   constructor(
     private readonly model: ModelSpec,
     timestamp: number,
+    retryOf?: MessageFold,
   ) {
-    this.head = new Head({ role: 'assistant', provider: model.provider, model: model.modelId, cost: emptyCost, stopReason: 'stop', timestamp })
+    const carried = retryOf?.current().usage
+    this.head = new Head({ role: 'assistant', provider: model.provider, model: model.modelId, cost: emptyCost, stopReason: 'stop', timestamp }, carried)
+    if (retryOf !== undefined) {
+      this.usageSeen = retryOf.usageSeen
+      this.totalSeen = retryOf.totalSeen
+    }
     this.segment = { base: this.head.snapshot(), log: [], memo: new Map() }
   }
 
@@ -363,6 +382,8 @@ export class MessageFold {
         index = track.contentIndex
         break
       }
+      case 'retry':
+        return `'retry' must be handled before the fold (accumulateMessage starts a new attempt)`
       case 'stop':
         if (!Object.hasOwn(stopReasonOf, chunk.reason)) return `'stop' has an unknown reason '${String(chunk.reason)}'`
         this.stopReason = stopReasonOf[chunk.reason]
@@ -412,6 +433,7 @@ export class MessageFold {
       ...current,
       stopReason,
       ...(errorMessage === undefined ? {} : { errorMessage }),
+      ...(failure?.kind === undefined ? {} : { errorKind: failure.kind }),
       usage,
       cost: frozenCost(costOf(usage, this.model.cost)),
     })

@@ -7,12 +7,15 @@
  *   order; calls are accumulated per id, whatever their interleaving. A
  *   fragment need not be valid JSON: the arguments are parsed at `toolUseEnd`.
  * - `usage` may arrive several times; each field is summed.
+ * - `retry` (from the retry operator, never from a wire) discards the attempt
+ *   so far; a new `messageStart` follows it.
  *
  * A stream that breaks these rules, ends without `stop`, or errors becomes an
  * assistant message with stopReason `error` that keeps everything received.
  */
 import * as t from 'io-ts'
-import { taggedUnion } from './codec.js'
+import { NonNegativeInteger, NonNegativeNumber, taggedUnion } from './codec.js'
+import { ProviderErrorInfo } from './provider-error.js'
 import { Usage } from './usage.js'
 
 /** Why the model stopped generating, as the wire says it. */
@@ -45,6 +48,21 @@ export const ExtensionChunk = t.type(
   { type: t.literal('extension'), typeName: t.string, data: t.unknown },
   'ExtensionChunk',
 )
+/**
+ * The attempt streamed so far failed and is discarded; the call is made again
+ * after `delayMs`. Emitted by the retry operator, before anything (the next
+ * chunk is then `messageStart`) or mid-stream: consumers drop the partial
+ * content they showed. Usage already reported stays counted: it was billed.
+ */
+export const RetryChunk = t.type(
+  {
+    type: t.literal('retry'),
+    attempt: NonNegativeInteger,
+    delayMs: NonNegativeNumber,
+    error: ProviderErrorInfo,
+  },
+  'RetryChunk',
+)
 export const StopChunk = t.type({ type: t.literal('stop'), reason: ChunkStopReason }, 'StopChunk')
 /** Token counts; absent fields count as 0. Summed field by field across chunks. */
 export const UsageChunk = t.intersection([t.type({ type: t.literal('usage') }), t.partial(Usage.props)], 'UsageChunk')
@@ -64,6 +82,7 @@ export const ProviderChunk = taggedUnion(
     ExtensionChunk,
     StopChunk,
     UsageChunk,
+    RetryChunk,
   ],
   'ProviderChunk',
 )
@@ -79,3 +98,4 @@ export type ToolUseEndChunk = t.TypeOf<typeof ToolUseEndChunk>
 export type ExtensionChunk = t.TypeOf<typeof ExtensionChunk>
 export type StopChunk = t.TypeOf<typeof StopChunk>
 export type UsageChunk = t.TypeOf<typeof UsageChunk>
+export type RetryChunk = t.TypeOf<typeof RetryChunk>

@@ -3,7 +3,8 @@
  * and documented in the README ("Event order"); marble tests pin it down.
  */
 import * as t from 'io-ts'
-import { NonNegativeInteger, struct, taggedUnion } from './codec.js'
+import { NonNegativeInteger, NonNegativeNumber, struct, taggedUnion } from './codec.js'
+import { ProviderErrorInfo } from './provider-error.js'
 import { ProviderChunk } from './chunk.js'
 import { AgentMessage, AssistantMessage, ToolResultMessage } from './message.js'
 import { AgentResult } from './result.js'
@@ -27,6 +28,22 @@ export const MessageStartEvent = t.type({ type: t.literal('messageStart'), messa
 export const MessageUpdateEvent = t.type(
   { type: t.literal('messageUpdate'), message: AssistantMessage, chunk: ProviderChunk, contentIndex: NonNegativeInteger },
   'MessageUpdateEvent',
+)
+/**
+ * The model call failed with a transient error and is made again after
+ * `delayMs`. Everything streamed since `messageStart` is discarded: `message`
+ * is that discarded attempt (stopReason `error`); the updates that follow
+ * rebuild the message from empty. No second `messageStart` is emitted.
+ */
+export const StreamRetryEvent = t.type(
+  {
+    type: t.literal('streamRetry'),
+    attempt: NonNegativeInteger,
+    delayMs: NonNegativeNumber,
+    error: ProviderErrorInfo,
+    message: AssistantMessage,
+  },
+  'StreamRetryEvent',
 )
 export const MessageEndEvent = t.type({ type: t.literal('messageEnd'), message: AgentMessage }, 'MessageEndEvent')
 export const ToolExecutionStartEvent = t.type(
@@ -81,6 +98,7 @@ export const AgentEvent = taggedUnion(
     TurnEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    StreamRetryEvent,
     MessageEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
@@ -99,6 +117,7 @@ export type TurnEndEvent = t.TypeOf<typeof TurnEndEvent>
 export type MessageStartEvent = t.TypeOf<typeof MessageStartEvent>
 export type MessageUpdateEvent = t.TypeOf<typeof MessageUpdateEvent>
 export type MessageEndEvent = t.TypeOf<typeof MessageEndEvent>
+export type StreamRetryEvent = t.TypeOf<typeof StreamRetryEvent>
 export type ToolExecutionStartEvent = t.TypeOf<typeof ToolExecutionStartEvent>
 export type ToolExecutionUpdateEvent = t.TypeOf<typeof ToolExecutionUpdateEvent>
 export type ToolExecutionEndEvent = t.TypeOf<typeof ToolExecutionEndEvent>
@@ -109,4 +128,5 @@ export type PolicyDecisionEvent = t.TypeOf<typeof PolicyDecisionEvent>
 export type AssistantStreamEvent =
   | (MessageStartEvent & { readonly message: AssistantMessage })
   | MessageUpdateEvent
+  | StreamRetryEvent
   | (MessageEndEvent & { readonly message: AssistantMessage })

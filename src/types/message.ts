@@ -7,6 +7,7 @@ import * as t from 'io-ts'
 import { NonNegativeInteger, struct, taggedUnion } from './codec.js'
 import { AssistantContent, UserContent, text, type Content } from './content.js'
 import { StopReason } from './stop-reason.js'
+import { ProviderErrorKind } from './provider-error.js'
 import { Cost, Usage, emptyCost, emptyUsage } from './usage.js'
 
 /** What the user said: text, images, extension blocks. `timestamp` is milliseconds since the epoch. */
@@ -34,6 +35,8 @@ export const AssistantMessage = struct(
     errorMessage: t.string,
     /** The provider's id for this response. */
     responseId: t.string,
+    /** Set when a classified provider error ended the message: its kind, for retry and fallback decisions. */
+    errorKind: ProviderErrorKind,
   },
 )
 export type AssistantMessage = t.TypeOf<typeof AssistantMessage>

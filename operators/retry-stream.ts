@@ -1,0 +1,97 @@
+import { asyncScheduler, Observable, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs'
+import type { ProviderChunk } from '../src/types/chunk.js'
+import { ProviderError, type ProviderErrorInfo } from '../src/types/provider-error.js'
+import { errorText } from '../src/types/codec.js'
+
+/** How {@link retryStream} retries. Every field has a default. */
+export interface RetryOptions {
+  /** Attempts in all, the first included (default 4: three retries). */
+  readonly maxAttempts?: number
+  /** Delay before the first retry, doubled each time (default 1000 ms). */
+  readonly baseDelayMs?: number
+  /** No computed delay exceeds this (default 30,000 ms). */
+  readonly maxDelayMs?: number
+  /**
+   * A server-requested delay (Retry-After, RetryInfo) longer than this is not
+   * waited for: the error is passed on (default 60,000 ms).
+   */
+  readonly maxServerDelayMs?: number
+  /** Random share of each computed delay, 0–1 (default 0.2: ±20 %). */
+  readonly jitter?: number
+  /** Whether to retry this error (default: `info.retryable`). */
+  readonly shouldRetry?: (info: ProviderErrorInfo, attempt: number) => boolean
+  /** The source of randomness for jitter (default `Math.random`); inject for deterministic tests. */
+  readonly random?: () => number
+  /** Where the delays run; the test scheduler makes them virtual. */
+  readonly scheduler?: SchedulerLike
+}
+
+/** The delay before retry number `attempt` (1-based): the server's if it gave one, else capped exponential backoff with jitter. */
+export function retryDelay(info: ProviderErrorInfo, attempt: number, options: RetryOptions = {}): number {
+  if (info.retryAfterMs !== undefined) return info.retryAfterMs
+  const base = options.baseDelayMs ?? 1000
+  const cap = options.maxDelayMs ?? 30_000
+  const jitter = Math.min(Math.max(options.jitter ?? 0.2, 0), 1)
+  const exponential = Math.min(cap, base * 2 ** (attempt - 1))
+  const spread = exponential * jitter * (2 * (options.random ?? Math.random)() - 1)
+  return Math.max(0, Math.min(cap, Math.round(exponential + spread)))
+}
+
+/**
+ * Makes a model call again when it fails with a retryable
+ * {@link ProviderError}, resubscribing to the (cold) source after a backoff.
+ * Before each new attempt it emits a `retry` chunk, so downstream knows the
+ * attempt so far is discarded — whether or not anything was streamed; the
+ * user never sees text twice. Errors that are not retryable, that come after
+ * `stop`, or that exhaust the attempts are passed on unchanged.
+ *
+ * ```
+ * source (1st): -s-t-#            #: ProviderError, retryable
+ * source (2nd):          -s-t-t-p|
+ * result:       -s-t-r---(-s-t-t-p|)   r: retry chunk, then the wait, then the new attempt
+ * ```
+ */
+export function retryStream(options: RetryOptions = {}): MonoTypeOperatorFunction<ProviderChunk> {
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 4)
+  const scheduler = options.scheduler ?? asyncScheduler
+  const maxServerDelay = options.maxServerDelayMs ?? 60_000
+  const shouldRetry = options.shouldRetry ?? ((info: ProviderErrorInfo) => info.retryable)
+  return (source) =>
+    new Observable<ProviderChunk>((subscriber) => {
+      let attempt = 1
+      let current: Subscription | undefined
+      let wait: Subscription | undefined
+      const start = (): void => {
+        let stopped = false
+        current = source.subscribe({
+          next: (chunk) => {
+            if (chunk.type === 'stop') stopped = true
+            subscriber.next(chunk)
+          },
+          error: (error: unknown) => {
+            const info = error instanceof ProviderError ? error.info : undefined
+            if (info === undefined || stopped || attempt >= maxAttempts || !shouldRetry(info, attempt)) {
+              subscriber.error(error)
+              return
+            }
+            const delayMs = retryDelay(info, attempt, options)
+            if (delayMs > maxServerDelay) {
+              subscriber.error(
+                new ProviderError({ ...info, retryable: false, message: `${errorText(error)} (the server asked to wait ${Math.round(delayMs / 1000)} s, longer than the ${Math.round(maxServerDelay / 1000)} s allowed)` }),
+              )
+              return
+            }
+            subscriber.next({ type: 'retry', attempt, delayMs, error: info })
+            attempt++
+            wait = scheduler.schedule(start, delayMs)
+          },
+          complete: () => subscriber.complete(),
+        })
+      }
+      start()
+      return () => {
+        wait?.unsubscribe()
+        current?.unsubscribe()
+      }
+    })
+}

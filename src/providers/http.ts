@@ -1,0 +1,124 @@
+/**
+ * The transport every adapter shares: one POST, its body as a stream of byte
+ * chunks. The request starts on subscribe; unsubscribing aborts it at any
+ * moment (before the response, or while the body is read). Timeouts run on
+ * an injected scheduler, so tests can make them virtual.
+ */
+import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from 'rxjs'
+import { ProviderError } from '../types/provider-error.js'
+
+/** One HTTP request, ready to send. */
+export interface HttpRequest {
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  /** Serialized as JSON. */
+  readonly body: unknown
+}
+
+/** How the transport behaves; every field has a default. */
+export interface TransportOptions {
+  /** Default `globalThis.fetch`. */
+  readonly fetch?: typeof globalThis.fetch
+  /** Time allowed until the response headers arrive (default 60,000 ms). */
+  readonly connectTimeoutMs?: number
+  /** Longest silence allowed between two body chunks (default 120,000 ms). */
+  readonly idleTimeoutMs?: number
+  /** Where the timeouts run (default `asyncScheduler`). */
+  readonly scheduler?: SchedulerLike
+}
+
+/** Turns a non-2xx response into a classified error. */
+export type HttpErrorClassifier = (status: number, headers: Headers, body: string) => ProviderError
+
+/** A network failure in words, without the request (its URL or headers may hold a key). */
+export function networkError(provider: string, error: unknown, phase: string): ProviderError {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause
+  const code = typeof cause?.code === 'string' ? cause.code : undefined
+  const detail = code ?? (typeof cause?.message === 'string' ? cause.message : error instanceof Error ? error.message : String(error))
+  return ProviderError.of('network', provider, `${provider}: the connection failed ${phase} (${detail})`, code === undefined ? {} : { code })
+}
+
+/**
+ * POSTs `request` and emits the response body's chunks. A non-2xx status
+ * errors with `classify`'s error; network failures and timeouts error with a
+ * `ProviderError` of kind `network` or `timeout`.
+ */
+export function httpBody(provider: string, request: HttpRequest, classify: HttpErrorClassifier, options: TransportOptions = {}): Observable<Uint8Array> {
+  const fetchFn = options.fetch ?? globalThis.fetch
+  const scheduler = options.scheduler ?? asyncScheduler
+  const connectMs = options.connectTimeoutMs ?? 60_000
+  const idleMs = options.idleTimeoutMs ?? 120_000
+  return new Observable<Uint8Array>((subscriber) => {
+    const controller = new AbortController()
+    let done = false
+    let timer: Subscription | undefined
+    const fail = (error: ProviderError): void => {
+      if (done) return
+      done = true
+      timer?.unsubscribe()
+      controller.abort()
+      subscriber.error(error)
+    }
+    const arm = (ms: number, what: string): void => {
+      timer?.unsubscribe()
+      timer = scheduler.schedule(() => fail(ProviderError.of('timeout', provider, `${provider}: ${what} within ${ms} ms`)), ms)
+    }
+
+    const run = async (): Promise<void> => {
+      arm(connectMs, 'no response')
+      let response: Response
+      try {
+        response = await fetchFn(request.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...request.headers },
+          body: JSON.stringify(request.body),
+          signal: controller.signal,
+        })
+      } catch (error) {
+        fail(networkError(provider, error, 'before the response'))
+        return
+      }
+      if (done) return
+      if (!response.ok || response.body === null) {
+        let text = ''
+        try {
+          text = await response.text()
+        } catch {
+          // The status alone still classifies the error.
+        }
+        fail(classify(response.status, response.headers, text))
+        return
+      }
+      const reader = response.body.getReader()
+      // Releases the socket whichever way reading stops.
+      controller.signal.addEventListener('abort', () => void reader.cancel().catch(() => undefined), { once: true })
+      arm(idleMs, 'no data arrived')
+      for (;;) {
+        let chunk: ReadableStreamReadResult<Uint8Array>
+        try {
+          chunk = await reader.read()
+        } catch (error) {
+          fail(networkError(provider, error, 'while the response was streaming'))
+          return
+        }
+        if (done) return
+        if (chunk.done) {
+          done = true
+          timer?.unsubscribe()
+          subscriber.complete()
+          return
+        }
+        arm(idleMs, 'no data arrived')
+        subscriber.next(chunk.value)
+      }
+    }
+    void run()
+
+    return () => {
+      if (done) return
+      done = true
+      timer?.unsubscribe()
+      controller.abort()
+    }
+  })
+}

@@ -1,0 +1,9 @@
+/**
+ * rxagent/providers: real model APIs behind the `StreamFn` contract.
+ * Separate from `rxagent` so that the core imports no HTTP code.
+ */
+export * from './sse.js'
+export * from './http.js'
+export * from './errors.js'
+export * from './protocol.js'
+export * from './replay.js'

@@ -1,0 +1,129 @@
+/**
+ * What an adapter is: a request builder, a stateful decoder from SSE events
+ * to `ProviderChunk`s, and an HTTP error classifier. `streamFnOf` turns one
+ * into a `StreamFn`; `decodeWire` replays recorded bytes through one.
+ */
+import { defer, Observable, throwError } from 'rxjs'
+import type { ProviderChunk } from '../types/chunk.js'
+import type { LlmRequest, StreamFn } from '../types/request.js'
+import { ProviderError } from '../types/provider-error.js'
+import { httpBody, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
+import { SseDecoder, type SseEvent } from './sse.js'
+
+/** Settings every provider takes. */
+export interface ProviderSettings extends TransportOptions {
+  /** The API key, or a function resolving it per call (rotation, vaults). Default: the provider's environment variable. */
+  readonly apiKey?: string | ((request: LlmRequest) => string | undefined)
+  /** Overrides the API's base URL (proxies, gateways, local servers). */
+  readonly baseUrl?: string
+  /** Extra headers sent with every request. */
+  readonly headers?: Readonly<Record<string, string>>
+  /** Where environment variables are read from (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>
+}
+
+/** Turns one response's SSE events into chunks. Throws a `ProviderError` for an error event or a malformed one. */
+export interface WireDecoder {
+  event(event: SseEvent): readonly ProviderChunk[]
+  /** The body ended: the chunks still owed, or a `ProviderError` if the response was incomplete. */
+  end(): readonly ProviderChunk[]
+}
+
+/** One provider API. */
+export interface WireProtocol<S extends ProviderSettings = ProviderSettings> {
+  /** Names the provider in errors. */
+  readonly provider: string
+  /** Environment variables holding the key, in order of preference. */
+  readonly apiKeyEnv: readonly string[]
+  /** Whether a call without a key fails at once (local servers need none). */
+  readonly requiresApiKey: boolean
+  buildRequest(request: LlmRequest, settings: S, apiKey: string | undefined): HttpRequest
+  decoder(request: LlmRequest): WireDecoder
+  httpError: HttpErrorClassifier
+}
+
+const processEnv = (): Readonly<Record<string, string | undefined>> =>
+  typeof process === 'undefined' ? {} : process.env
+
+/** The key for `request`: the settings' own, else the first environment variable set. */
+export function resolveApiKey(protocol: WireProtocol<never>, settings: ProviderSettings, request: LlmRequest): string | undefined {
+  const own = typeof settings.apiKey === 'function' ? settings.apiKey(request) : settings.apiKey
+  if (own !== undefined && own !== '') return own
+  const env = settings.env ?? processEnv()
+  for (const name of protocol.apiKeyEnv) {
+    const value = env[name]
+    if (value !== undefined && value !== '') return value
+  }
+  return undefined
+}
+
+/** SSE parsing and a protocol's decoder, fed byte chunks as the network delivers them. */
+export class WireReader {
+  private readonly sse = new SseDecoder()
+  constructor(private readonly decoder: WireDecoder) {}
+
+  push(bytes: Uint8Array | string): ProviderChunk[] {
+    const out: ProviderChunk[] = []
+    for (const event of this.sse.push(bytes)) for (const chunk of this.decoder.event(event)) out.push(chunk)
+    return out
+  }
+
+  end(): ProviderChunk[] {
+    const out: ProviderChunk[] = []
+    for (const event of this.sse.end()) for (const chunk of this.decoder.event(event)) out.push(chunk)
+    for (const chunk of this.decoder.end()) out.push(chunk)
+    return out
+  }
+}
+
+/** Decodes a whole recorded response, split into network chunks as given. Throws what the stream would error with. */
+export function decodeWire(decoder: WireDecoder, parts: readonly (Uint8Array | string)[]): ProviderChunk[] {
+  const reader = new WireReader(decoder)
+  const out: ProviderChunk[] = []
+  for (const part of parts) out.push(...reader.push(part))
+  out.push(...reader.end())
+  return out
+}
+
+/**
+ * A `StreamFn` for `protocol`: the HTTP request starts on subscribe, chunks
+ * stream as bytes arrive, unsubscribing aborts it. Failures error the
+ * Observable with a classified `ProviderError` (the loop turns it into an
+ * assistant message with stopReason `error`, after any retries).
+ */
+export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>, settings: S): StreamFn {
+  return (request) =>
+    defer(() => {
+      const apiKey = resolveApiKey(protocol as WireProtocol<never>, settings, request)
+      if (protocol.requiresApiKey && apiKey === undefined) {
+        const where = protocol.apiKeyEnv.length === 0 ? '' : ` or set ${protocol.apiKeyEnv.join(' or ')}`
+        return throwError(() => ProviderError.of('auth', protocol.provider, `${protocol.provider}: no API key (pass \`apiKey\`${where})`))
+      }
+      const http = protocol.buildRequest(request, settings, apiKey)
+      const headers = settings.headers === undefined ? http : { ...http, headers: { ...http.headers, ...settings.headers } }
+      return new Observable<ProviderChunk>((subscriber) => {
+        const reader = new WireReader(protocol.decoder(request))
+        const emit = (read: () => ProviderChunk[]): boolean => {
+          let chunks: ProviderChunk[]
+          try {
+            chunks = read()
+          } catch (error) {
+            subscriber.error(error)
+            return false
+          }
+          for (const chunk of chunks) {
+            if (subscriber.closed) return false
+            subscriber.next(chunk)
+          }
+          return true
+        }
+        return httpBody(protocol.provider, headers, protocol.httpError, settings).subscribe({
+          next: (bytes) => void emit(() => reader.push(bytes)),
+          error: (error: unknown) => subscriber.error(error),
+          complete: () => {
+            if (emit(() => reader.end())) subscriber.complete()
+          },
+        })
+      })
+    })
+}

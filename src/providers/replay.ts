@@ -1,0 +1,106 @@
+/**
+ * Preparing a transcript for the model it is about to be sent to, whichever
+ * models wrote it: switching model or provider mid-conversation works.
+ *
+ * - Assistant messages that failed or were aborted are dropped with their
+ *   tool results: their content may be cut mid-block, and replaying it
+ *   teaches the model nothing.
+ * - Every tool call without a result gets a synthetic error result.
+ * - Thinking is replayed (with its signature) only to the model that wrote
+ *   it; another model gets its text as plain text, and redacted thinking,
+ *   unreadable to anyone else, is dropped.
+ * - Tool-call ids are rewritten, consistently in calls and results, into the
+ *   form the target accepts.
+ */
+import type { AssistantContent } from '../types/content.js'
+import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
+import { toolCallsOf } from '../types/message.js'
+import { settleTranscript } from '../types/settle.js'
+
+/** The model a transcript is being prepared for. */
+export interface ReplayTarget {
+  readonly provider: string
+  readonly modelId: string
+  /** Rewrites a tool-call id into one the target accepts; must be deterministic and injective in practice. */
+  readonly normalizeToolCallId?: (id: string) => string
+}
+
+/** Whether `message` was written by the target model itself. */
+export const isSameModel = (message: AssistantMessage, target: ReplayTarget): boolean =>
+  message.provider === target.provider && message.model === target.modelId
+
+/** A small, stable hash (FNV-1a, base 36) for shortening ids without collisions in practice. */
+export function shortHash(value: string): string {
+  let h = 0x811c9dc5
+  for (let i = 0; i < value.length; i++) {
+    h ^= value.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return (h >>> 0).toString(36)
+}
+
+/**
+ * An id rewriter: characters outside `allowed` become `_`, and an id longer
+ * than `maxLength` keeps its start plus a hash of the whole, so two long ids
+ * stay distinct. Ids that already fit come back unchanged.
+ */
+export function idSanitizer(allowed: RegExp, maxLength: number, prefix = ''): (id: string) => string {
+  const bad = new RegExp(`[^${allowed.source}]`, 'g')
+  return (id) => {
+    let out = id.replace(bad, '_')
+    if (!out.startsWith(prefix)) out = prefix + out
+    if (out.length <= maxLength && out === id) return id
+    if (out.length > maxLength) {
+      const hash = shortHash(id)
+      out = `${out.slice(0, maxLength - hash.length - 1)}_${hash}`
+    }
+    return out
+  }
+}
+
+/** The transcript as the target should see it (see the module comment). Returns new arrays; never mutates. */
+export function prepareMessages(messages: readonly LlmMessage[], target: ReplayTarget): LlmMessage[] {
+  const dropped = new Set<string>()
+  const kept: LlmMessage[] = []
+  for (const m of messages) {
+    if (m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted')) {
+      for (const call of toolCallsOf(m)) dropped.add(call.id)
+      continue
+    }
+    if (m.role === 'toolResult' && dropped.has(m.toolCallId)) continue
+    kept.push(m)
+  }
+  const settled = settleTranscript(kept, 'the conversation moved on before this tool call finished')
+  const normalize = target.normalizeToolCallId
+  const ids = new Map<string, string>()
+  const idOf = (id: string): string => {
+    if (normalize === undefined) return id
+    let out = ids.get(id)
+    if (out === undefined) {
+      out = normalize(id)
+      ids.set(id, out)
+    }
+    return out
+  }
+  return settled.map((m): LlmMessage => {
+    if (m.role === 'toolResult') {
+      const id = idOf(m.toolCallId)
+      return id === m.toolCallId ? m : ({ ...m, toolCallId: id } satisfies ToolResultMessage)
+    }
+    if (m.role !== 'assistant') return m
+    const same = isSameModel(m, target)
+    const content: AssistantContent[] = []
+    let changed = false
+    for (const block of m.content) {
+      if (block.type === 'thinking' && !same) {
+        changed = true
+        if (!block.redacted && block.thinking.trim() !== '') content.push({ type: 'text', text: block.thinking })
+      } else if (block.type === 'toolCall') {
+        const id = idOf(block.id)
+        if (id !== block.id) changed = true
+        content.push(id === block.id ? block : { ...block, id })
+      } else content.push(block)
+    }
+    return changed ? { ...m, content } : m
+  })
+}
