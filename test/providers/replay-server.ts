@@ -33,8 +33,10 @@ export interface RecordedRequest {
 export interface ReplayServer {
   readonly url: string
   readonly requests: RecordedRequest[]
-  /** Sockets still open (to check nothing hangs after a test). */
+  /** Sockets still open (the client's keep-alive pool may hold idle ones). */
   openSockets(): number
+  /** Requests whose response has neither ended nor been closed: what would hang. */
+  inFlight(): number
   /** Whether a request's socket was closed by the client before the body ended. */
   readonly clientAborts: number
   close(): Promise<void>
@@ -50,6 +52,7 @@ export async function startReplayServer(
   const requests: RecordedRequest[] = []
   const sockets = new Set<Socket>()
   let clientAborts = 0
+  let inFlight = 0
   const timers = new Set<NodeJS.Timeout>()
   const later = (ms: number, f: () => void): void => {
     const t = setTimeout(() => {
@@ -75,7 +78,9 @@ export async function startReplayServer(
       requests.push(recorded)
       const script = typeof responses === 'function' ? responses(recorded, k) : (responses[Math.min(k, responses.length - 1)] ?? { status: 500 })
       let finished = false
+      inFlight++
       res.on('close', () => {
+        inFlight--
         if (!finished) clientAborts++
       })
       const chunks = script.chunks ?? []
@@ -115,6 +120,7 @@ export async function startReplayServer(
     url: `http://127.0.0.1:${port}`,
     requests,
     openSockets: () => [...sockets].filter((s) => !s.destroyed).length,
+    inFlight: () => inFlight,
     get clientAborts() {
       return clientAborts
     },
