@@ -14,6 +14,8 @@ import type { AgentEvent } from '../src/types/event.js'
  * | approval | `approve?:<callId>`, `approved:<callId>` / `rewritten:<callId>` / `rejected:<callId>` |
  * | policyDecision | `policy:<slot>:<action>` |
  * | streamRetry | `retry:<attempt>:<errorKind>` |
+ * | modelFallback | `fallback:<modelId>` |
+ * | compaction | `compaction:<reason>:-<droppedMessages>` |
  */
 export function eventLabel(event: AgentEvent): string {
   switch (event.type) {
@@ -35,6 +37,10 @@ export function eventLabel(event: AgentEvent): string {
     }
     case 'streamRetry':
       return `retry:${event.attempt}:${event.error.kind}`
+    case 'modelFallback':
+      return `fallback:${event.to.modelId}`
+    case 'compaction':
+      return `compaction:${event.reason}:-${event.droppedMessages}`
     case 'messageUpdate': {
       const c = event.chunk
       if (c.type === 'textDelta' || c.type === 'thinkingDelta') return `${c.type}:${JSON.stringify(c.text)}`

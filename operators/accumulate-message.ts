@@ -43,7 +43,9 @@ export function isAbortError(error: unknown): boolean {
 export function accumulateMessage(options: AccumulateMessageOptions): OperatorFunction<ProviderChunk, AssistantStreamEvent> {
   return (source) =>
     new Observable<AssistantStreamEvent>((subscriber) => {
-      let fold = new MessageFold(options.model, options.now())
+      // A fallback switches the model that names and prices the message.
+      let model = options.model
+      let fold = new MessageFold(model, options.now())
       // After a retry the next attempt's `messageStart` is not announced again.
       let announced = false
       let ended = false
@@ -75,7 +77,11 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
             if (fold.stopped) return end({ reason: 'error', message: `stream contract violated: 'retry' arrived after 'stop'` })
             const discarded = fold.finish({ reason: 'error', message: chunk.error.message, kind: chunk.error.kind })
             announced ||= fold.isStarted
-            fold = new MessageFold(options.model, discarded.timestamp, fold)
+            if (chunk.model !== undefined) {
+              subscriber.next({ type: 'modelFallback', from: model, to: chunk.model, error: chunk.error, message: discarded })
+              model = chunk.model
+            }
+            fold = new MessageFold(model, discarded.timestamp, fold)
             subscriber.next({ type: 'streamRetry', attempt: chunk.attempt, delayMs: chunk.delayMs, error: chunk.error, message: discarded })
             return
           }

@@ -1,4 +1,5 @@
-import { defer, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs'
+import { identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs'
+import { callModel, type ModelRoute, type OverflowRecovery } from './call-model.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import { retryStream, type RetryOptions } from './retry-stream.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../src/types/request.js'
@@ -19,6 +20,17 @@ export interface StreamLlmOptions {
   readonly abort?: Observable<unknown>
   /** Retries of transient provider errors (default: on, see {@link retryStream}); `false` turns them off. */
   readonly retry?: RetryOptions | false
+  /**
+   * Models that take over the same turn, in order, when the call fails with a
+   * retryable error that outlived its retries; each gets a fresh retry budget.
+   */
+  readonly fallback?: readonly ModelRoute[]
+  /**
+   * Asked once per turn when the provider says the context overflowed: a
+   * smaller context to retry the turn with (a `compaction` event reports
+   * it), or `undefined` to fail. A second overflow fails the turn.
+   */
+  readonly recoverOverflow?: (state: TurnState) => OverflowRecovery | undefined
 }
 
 // Tool lists rarely change between turns; their schemas are computed once per list.
@@ -63,9 +75,14 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
     (state) =>
       new Observable<TurnItem>((subscriber) => {
         const request = requestOf(state, options.options)
-        // defer: a streamFn that throws becomes a stream error, hence an error message.
-        defer(() => options.streamFn(request))
-          .pipe(retry, accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }) }))
+        const routes = [{ model: state.model, streamFn: options.streamFn }, ...(options.fallback ?? [])]
+        const recover = options.recoverOverflow
+        callModel(request, routes, {
+          retry,
+          ...(recover === undefined ? {} : { recoverOverflow: () => recover(state) }),
+          onCompaction: (event) => subscriber.next(event),
+        })
+          .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }) }))
           .subscribe(
             linked<AssistantStreamEvent>(subscriber, {
               next: (event) => {

@@ -14,6 +14,7 @@ import { preTurnPolicy } from '../../operators/pre-turn-policy.js'
 import { startTurn } from '../../operators/start-turn.js'
 import { streamLlm } from '../../operators/stream-llm.js'
 import type { RetryOptions } from '../../operators/retry-stream.js'
+import type { ModelRoute, OverflowRecovery } from '../../operators/call-model.js'
 import { transformContext, type ConvertToLlm, type TransformContext } from '../../operators/transform-context.js'
 import type { ApproveTool } from '../policy/approval.js'
 import type { Policies } from '../policy/policy.js'
@@ -40,6 +41,10 @@ export interface AgentLoopConfig {
    * exponential backoff; `false` turns retries off.
    */
   readonly retry?: RetryOptions | false
+  /** Models that take over a turn whose call failed with a retryable error after its retries (see `callModel`). */
+  readonly fallback?: readonly ModelRoute[]
+  /** A smaller context for a turn the provider rejected as too long (asked once per turn). */
+  readonly recoverOverflow?: (state: TurnState) => OverflowRecovery | undefined
   /** Default: drop custom messages. */
   readonly convertToLlm?: ConvertToLlm
   /** Rewrites what the model sees each turn (not the transcript). */
@@ -148,6 +153,8 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         scheduler,
         ...(config.streamOptions === undefined ? {} : { options: config.streamOptions }),
         ...(config.retry === undefined ? {} : { retry: config.retry }),
+        ...(config.fallback === undefined ? {} : { fallback: config.fallback }),
+        ...(config.recoverOverflow === undefined ? {} : { recoverOverflow: config.recoverOverflow }),
         ...(abort$ === undefined ? {} : { abort: abort$ }),
       }),
       dispatchTools: dispatchTools({

@@ -14,7 +14,8 @@
  * assistant message with stopReason `error` that keeps everything received.
  */
 import * as t from 'io-ts'
-import { NonNegativeInteger, NonNegativeNumber, taggedUnion } from './codec.js'
+import { NonNegativeInteger, NonNegativeNumber, struct, taggedUnion } from './codec.js'
+import { ModelSpec } from './model.js'
 import { ProviderErrorInfo } from './provider-error.js'
 import { Usage } from './usage.js'
 
@@ -54,14 +55,18 @@ export const ExtensionChunk = t.type(
  * chunk is then `messageStart`) or mid-stream: consumers drop the partial
  * content they showed. Usage already reported stays counted: it was billed.
  */
-export const RetryChunk = t.type(
+export const RetryChunk = struct(
+  'RetryChunk',
   {
     type: t.literal('retry'),
     attempt: NonNegativeInteger,
     delayMs: NonNegativeNumber,
     error: ProviderErrorInfo,
   },
-  'RetryChunk',
+  {
+    /** Set when the next attempt runs on another model (a fallback): the message is named and priced by it. */
+    model: ModelSpec,
+  },
 )
 export const StopChunk = t.type({ type: t.literal('stop'), reason: ChunkStopReason }, 'StopChunk')
 /** Token counts; absent fields count as 0. Summed field by field across chunks. */

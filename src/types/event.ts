@@ -5,6 +5,7 @@
 import * as t from 'io-ts'
 import { NonNegativeInteger, NonNegativeNumber, struct, taggedUnion } from './codec.js'
 import { ProviderErrorInfo } from './provider-error.js'
+import { ModelSpec } from './model.js'
 import { ProviderChunk } from './chunk.js'
 import { AgentMessage, AssistantMessage, ToolResultMessage } from './message.js'
 import { AgentResult } from './result.js'
@@ -44,6 +45,32 @@ export const StreamRetryEvent = t.type(
     message: AssistantMessage,
   },
   'StreamRetryEvent',
+)
+/**
+ * The model failed with a transient error that outlived its retries, and the
+ * next model of the fallback chain takes over the same turn (a `streamRetry`
+ * discarding the failed attempt follows). One logical assistant message
+ * still reaches the transcript, named and priced by the model that finished it.
+ * `message` is the failed attempt.
+ */
+export const ModelFallbackEvent = t.type(
+  { type: t.literal('modelFallback'), from: ModelSpec, to: ModelSpec, error: ProviderErrorInfo, message: AssistantMessage },
+  'ModelFallbackEvent',
+)
+/** What a context compaction dropped from what the model sees (the transcript itself is unchanged). */
+export const CompactionEvent = struct(
+  'CompactionEvent',
+  {
+    type: t.literal('compaction'),
+    /** `overflow`: the provider rejected the context and the turn is retried with a smaller one. */
+    reason: t.keyof({ window: null, overflow: null }),
+    droppedMessages: NonNegativeInteger,
+    droppedTokens: NonNegativeInteger,
+    keptMessages: NonNegativeInteger,
+    keptTokens: NonNegativeInteger,
+    budget: NonNegativeInteger,
+  },
+  {},
 )
 export const MessageEndEvent = t.type({ type: t.literal('messageEnd'), message: AgentMessage }, 'MessageEndEvent')
 export const ToolExecutionStartEvent = t.type(
@@ -99,6 +126,8 @@ export const AgentEvent = taggedUnion(
     MessageStartEvent,
     MessageUpdateEvent,
     StreamRetryEvent,
+    ModelFallbackEvent,
+    CompactionEvent,
     MessageEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
@@ -118,6 +147,8 @@ export type MessageStartEvent = t.TypeOf<typeof MessageStartEvent>
 export type MessageUpdateEvent = t.TypeOf<typeof MessageUpdateEvent>
 export type MessageEndEvent = t.TypeOf<typeof MessageEndEvent>
 export type StreamRetryEvent = t.TypeOf<typeof StreamRetryEvent>
+export type ModelFallbackEvent = t.TypeOf<typeof ModelFallbackEvent>
+export type CompactionEvent = t.TypeOf<typeof CompactionEvent>
 export type ToolExecutionStartEvent = t.TypeOf<typeof ToolExecutionStartEvent>
 export type ToolExecutionUpdateEvent = t.TypeOf<typeof ToolExecutionUpdateEvent>
 export type ToolExecutionEndEvent = t.TypeOf<typeof ToolExecutionEndEvent>
@@ -129,4 +160,5 @@ export type AssistantStreamEvent =
   | (MessageStartEvent & { readonly message: AssistantMessage })
   | MessageUpdateEvent
   | StreamRetryEvent
+  | ModelFallbackEvent
   | (MessageEndEvent & { readonly message: AssistantMessage })

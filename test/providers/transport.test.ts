@@ -82,7 +82,7 @@ const context = { systemPrompt: 'sys', messages: [], tools: [] }
 async function run(settings: Partial<ProviderSettings>, retry: Parameters<typeof agentLoop>[2]['retry'] = false): Promise<{ events: AgentEvent[]; message: AssistantMessage }> {
   const streamFn = streamFnOf(testProtocol, { baseUrl: server!.url, apiKey: KEY, ...settings })
   const events = await lastValueFrom(agentLoop(userMessage('hi'), context, { model, streamFn, retry }).pipe(toArray()))
-  const end = events.findLast((e) => e.type === 'messageEnd' && e.message.role === 'assistant') as { message: AssistantMessage }
+  const end = [...events].reverse().find((e) => e.type === 'messageEnd' && e.message.role === 'assistant') as { message: AssistantMessage }
   return { events, message: end.message }
 }
 

@@ -1,0 +1,90 @@
+import { defer, identity, Observable, type MonoTypeOperatorFunction, type Subscription } from 'rxjs'
+import type { ProviderChunk } from '../src/types/chunk.js'
+import type { CompactionEvent } from '../src/types/event.js'
+import type { LlmMessage } from '../src/types/message.js'
+import type { ModelSpec } from '../src/types/model.js'
+import { ProviderError, providerErrorInfo } from '../src/types/provider-error.js'
+import type { LlmRequest, StreamFn } from '../src/types/request.js'
+
+/** A model and the provider that serves it. */
+export interface ModelRoute {
+  readonly model: ModelSpec
+  readonly streamFn: StreamFn
+}
+
+/** A smaller context for a turn whose context overflowed, and what was dropped. */
+export interface OverflowRecovery {
+  readonly messages: readonly LlmMessage[]
+  readonly compaction: Omit<CompactionEvent, 'type' | 'reason'>
+}
+
+/** Options for {@link callModel}. */
+export interface CallModelOptions {
+  /** Applied to each model's attempt: the retries (see `retryStream`). */
+  readonly retry?: MonoTypeOperatorFunction<ProviderChunk>
+  /** Asked once, when the provider says the context overflowed. */
+  readonly recoverOverflow?: () => OverflowRecovery | undefined
+  /** Told about the compaction before the smaller context is sent. */
+  readonly onCompaction?: (event: CompactionEvent) => void
+}
+
+/**
+ * One logical model call: the first route with its retries; when a retryable
+ * error outlives them, the next route takes over with a fresh retry budget;
+ * when the provider says the context overflowed, one more attempt with the
+ * recovered, smaller context. Each switch emits a `retry` chunk first (with
+ * `model` set for a fallback), so the fold discards the failed attempt and
+ * exactly one message results.
+ *
+ * ```
+ * route 1:  -s-a-#              # retryable, retries exhausted
+ * route 2:         -s-a-b-p|
+ * result:   -s-a-R-s-a-b-p|     R: retry chunk with model = route 2's
+ * ```
+ */
+export function callModel(request: LlmRequest, routes: readonly ModelRoute[], options: CallModelOptions = {}): Observable<ProviderChunk> {
+  const retry = options.retry ?? identity
+  return new Observable<ProviderChunk>((subscriber) => {
+    let route = 0
+    let recovered = false
+    let current: Subscription | undefined
+    let messages = request.messages
+    const start = (): void => {
+      const { model, streamFn } = routes[route]!
+      let stopped = false
+      current = defer(() => streamFn({ ...request, model, messages }))
+        .pipe(retry)
+        .subscribe({
+          next: (chunk) => {
+            if (chunk.type === 'stop') stopped = true
+            subscriber.next(chunk)
+          },
+          error: (error: unknown) => {
+            const info = providerErrorInfo(error)
+            if (info === undefined || stopped) return subscriber.error(error)
+            if (info.kind === 'contextOverflow') {
+              if (recovered || options.recoverOverflow === undefined) {
+                return subscriber.error(
+                  recovered ? new ProviderError({ ...info, message: `${info.message} (the context still overflowed after compaction)` }) : error,
+                )
+              }
+              const recovery = options.recoverOverflow()
+              if (recovery === undefined) return subscriber.error(error)
+              recovered = true
+              messages = recovery.messages
+              subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info })
+              options.onCompaction?.({ type: 'compaction', reason: 'overflow', ...recovery.compaction })
+              return start()
+            }
+            if (!info.retryable || route + 1 >= routes.length) return subscriber.error(error)
+            route++
+            subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info, model: routes[route]!.model })
+            start()
+          },
+          complete: () => subscriber.complete(),
+        })
+    }
+    start()
+    return () => current?.unsubscribe()
+  })
+}
