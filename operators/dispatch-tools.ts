@@ -7,7 +7,7 @@ import { planCall, planWithoutAsking, type Planned } from '../src/tools/plan-cal
 import { errorOutput, runTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
-import type { ToolOutput } from '../src/types/tool.js'
+import type { AgentTool, ToolOutput } from '../src/types/tool.js'
 import { appended, nextState, runViewOf, withMessages, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 
@@ -17,6 +17,8 @@ export type ToolExecution = { readonly mode: 'concurrent'; readonly limit?: numb
 export interface DispatchToolsOptions {
   readonly preDispatch?: readonly PreDispatchPolicy[]
   readonly approveTool?: ApproveTool
+  /** Which tools `approveTool` is asked about (default: all); the others run without approval events. */
+  readonly approvalRequired?: (tool: AgentTool) => boolean
   /** Default: concurrent, no limit. */
   readonly execution?: ToolExecution
   /** Applies to tools without their own `timeoutMs`. */
@@ -165,6 +167,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
           stop: () => stop,
           stopWith: (s: LoopStop) => (stop = s),
           ...(options.approveTool === undefined ? {} : { approveTool: options.approveTool }),
+          ...(options.approvalRequired === undefined ? {} : { approvalRequired: options.approvalRequired }),
         }
         const run$ = (): Observable<AgentEvent> => mergeLimited(planned.map(execute), concurrency)
         const observer = linked<AgentEvent>(subscriber, { next: (event) => subscriber.next(event), complete: conclude })

@@ -24,6 +24,7 @@ import type { AgentMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StreamFn, StreamOptions } from '../types/request.js'
 import type { AgentResult } from '../types/result.js'
+import type { AgentTool } from '../types/tool.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
 import { MessageQueue, type MessageSource, type QueueMode } from './message-queue.js'
 import { runTurns, type AfterTurn } from './run-turns.js'
@@ -63,8 +64,10 @@ export interface AgentLoopConfig {
   readonly followUp?: MessageSource
   readonly followUpMode?: QueueMode
   readonly policies?: Policies
-  /** Asked before every tool call runs. */
+  /** Asked before a tool call runs (every call, or those `approvalRequired` selects). */
   readonly approveTool?: ApproveTool
+  /** Which tools `approveTool` is asked about (default: all); the others run without approval events. */
+  readonly approvalRequired?: (tool: AgentTool) => boolean
   /** Default: concurrent, unlimited. */
   readonly toolExecution?: ToolExecution
   /** Default timeout of a tool call, in milliseconds (a tool's own `timeoutMs` wins). */
@@ -161,6 +164,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         scheduler,
         ...(policies.preDispatch === undefined ? {} : { preDispatch: policies.preDispatch }),
         ...(config.approveTool === undefined ? {} : { approveTool: config.approveTool }),
+        ...(config.approvalRequired === undefined ? {} : { approvalRequired: config.approvalRequired }),
         ...(config.toolExecution === undefined ? {} : { execution: config.toolExecution }),
         ...(config.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: config.toolTimeoutMs }),
         ...(abort$ === undefined ? {} : { abort: abort$ }),

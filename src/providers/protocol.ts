@@ -45,8 +45,10 @@ export interface WireProtocol<S extends ProviderSettings = ProviderSettings> {
 const processEnv = (): Readonly<Record<string, string | undefined>> =>
   typeof process === 'undefined' ? {} : process.env
 
-/** The key for `request`: the settings' own, else the first environment variable set. */
+/** The key for `request`: the call's own (`options.apiKey`), the settings', else the first environment variable set. */
 export function resolveApiKey(protocol: WireProtocol<never>, settings: ProviderSettings, request: LlmRequest): string | undefined {
+  const perCall = request.options?.apiKey
+  if (perCall !== undefined && perCall !== '') return perCall
   const own = typeof settings.apiKey === 'function' ? settings.apiKey(request) : settings.apiKey
   if (own !== undefined && own !== '') return own
   const env = settings.env ?? processEnv()

@@ -32,6 +32,8 @@ export interface PlanContext {
   readonly cutByLength: boolean
   readonly preDispatch: readonly PreDispatchPolicy[]
   readonly approveTool?: ApproveTool
+  /** Which tools the approver is asked about (default: all). Others run without approval events. */
+  readonly approvalRequired?: (tool: AgentTool) => boolean
   readonly view: RunView
   /** Set when the run is stopping: later calls are answered without running. */
   readonly stop: () => LoopStop | undefined
@@ -83,7 +85,7 @@ export function planWithoutAsking(call: ToolCallContent, index: number, ctx: Pla
   if (stopping !== undefined) return { kind: 'planned', index, plan: answer(call, stoppedText(stopping)) }
   const checked = precheck(call, ctx.tools, ctx.cutByLength)
   if (!('execute' in checked)) return { kind: 'planned', index, plan: checked }
-  if (ctx.preDispatch.length > 0 || ctx.approveTool !== undefined) return undefined
+  if (ctx.preDispatch.length > 0 || (ctx.approveTool !== undefined && (ctx.approvalRequired?.(checked) ?? true))) return undefined
   return { kind: 'planned', index, plan: decoded(call, checked, call.arguments) }
 }
 
@@ -102,7 +104,7 @@ export function planCall(call: ToolCallContent, index: number, ctx: PlanContext)
 
   const approve = (): Observable<Planned | AgentEvent> => {
     const approver = ctx.approveTool
-    if (approver === undefined) return decodeArgs()
+    if (approver === undefined || ctx.approvalRequired?.(tool) === false) return decodeArgs()
     const request: AgentEvent = { type: 'toolApprovalRequest', toolCallId: call.id, toolName: call.name, args }
     return concat(
       of(request),

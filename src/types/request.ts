@@ -17,6 +17,8 @@ export const StreamOptions = t.partial(
     metadata: t.record(t.string, t.unknown),
     cacheRetention: t.keyof({ none: null, short: null, long: null }),
     sessionId: t.string,
+    /** Overrides the provider's configured key for this call (set by an API-key resolver). Never part of any event. */
+    apiKey: t.string,
   },
   'StreamOptions',
 )

@@ -1,0 +1,76 @@
+/**
+ * The state an Agent exposes, derived from its events by one reducer.
+ *
+ * immer does the structural work: a finished message is appended to the
+ * history without copying the messages themselves, and every snapshot is
+ * frozen. The one exception is the message being streamed: a `messageUpdate`
+ * only swaps `streamMessage` on a shallow copy of the root (the history array
+ * is shared as is), because an immer `produce` per token would cost more than
+ * the whole rest of the runtime.
+ */
+import { produce, castDraft } from 'immer'
+import type { AgentEvent } from '../types/event.js'
+import type { AgentMessage, AssistantMessage } from '../types/message.js'
+import type { ModelSpec } from '../types/model.js'
+import type { AgentTool } from '../types/tool.js'
+
+export interface AgentState {
+  readonly systemPrompt: string
+  readonly model: ModelSpec
+  readonly tools: readonly AgentTool[]
+  readonly messages: readonly AgentMessage[]
+  readonly isRunning: boolean
+  /** The assistant message being streamed, as of its last chunk. */
+  readonly streamMessage: AssistantMessage | undefined
+  /** Ids of the tool calls executing now. */
+  readonly pendingToolCalls: readonly string[]
+  /** What ended the last run badly, in words. */
+  readonly error: string | undefined
+  readonly availableModels: readonly ModelSpec[]
+  readonly planMode: boolean
+}
+
+export function initialAgentState(fields: Pick<AgentState, 'systemPrompt' | 'model' | 'tools' | 'messages' | 'availableModels'>): AgentState {
+  // Shallow: tools hold codecs and functions that are not ours to freeze.
+  return Object.freeze({ ...fields, tools: Object.freeze([...fields.tools]), messages: Object.freeze([...fields.messages]), availableModels: Object.freeze([...fields.availableModels]), isRunning: false, streamMessage: undefined, pendingToolCalls: Object.freeze([]), error: undefined, planMode: false })
+}
+
+/** The state after `event`. Returns `state` itself when the event changes nothing. */
+export function reduceAgentState(state: AgentState, event: AgentEvent): AgentState {
+  switch (event.type) {
+    case 'messageUpdate':
+    case 'streamRetry':
+    case 'modelFallback':
+      return Object.freeze({ ...state, streamMessage: event.type === 'messageUpdate' ? event.message : undefined })
+    case 'agentStart':
+      return produce(state, (d) => {
+        d.isRunning = true
+        d.error = undefined
+      })
+    case 'messageStart':
+      return event.message.role === 'assistant' ? Object.freeze({ ...state, streamMessage: event.message }) : state
+    case 'messageEnd':
+      return produce(state, (d) => {
+        d.messages.push(castDraft(event.message))
+        if (event.message.role === 'assistant') d.streamMessage = undefined
+      })
+    case 'toolExecutionStart':
+      return produce(state, (d) => {
+        d.pendingToolCalls.push(event.toolCallId)
+      })
+    case 'toolExecutionEnd':
+      return produce(state, (d) => {
+        d.pendingToolCalls = d.pendingToolCalls.filter((id) => id !== event.toolCallId)
+      })
+    case 'agentEnd':
+      return produce(state, (d) => {
+        d.isRunning = false
+        d.streamMessage = undefined
+        d.pendingToolCalls = []
+        const r = event.result
+        d.error = r.stopReason === 'error' || r.stopReason === 'aborted' ? (r.error ?? r.stopReason) : undefined
+      })
+    default:
+      return state
+  }
+}

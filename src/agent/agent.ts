@@ -1,0 +1,691 @@
+/**
+ * `Agent`: one object that holds a conversation. It runs `agentLoop` (no
+ * second loop), folds the events into immutable state, multicasts them, and
+ * owns what outlives a run: the transcript, the queues, the model, the
+ * checkpoints.
+ */
+import { asyncScheduler, BehaviorSubject, defer, filter, from, map, Observable, ReplaySubject, Subject, switchMap, type SchedulerLike, type Subscription } from 'rxjs'
+import { agentLoop, agentLoopContinue, type AgentLoopConfig } from '../loop/agent-loop.js'
+import type { QueueMode } from '../loop/message-queue.js'
+import type { ModelRoute, OverflowRecovery } from '../../operators/call-model.js'
+import type { RetryOptions } from '../../operators/retry-stream.js'
+import type { ConvertToLlm, TransformContext } from '../../operators/transform-context.js'
+import type { ToolExecution } from '../../operators/dispatch-tools.js'
+import * as t from 'io-ts'
+import { Approval, type ApproveTool } from '../policy/approval.js'
+import { Verdict, type Policies, type PostLoopPolicy, type PostTurnPolicy } from '../policy/policy.js'
+import { defineTool } from '../tools/define-tool.js'
+import type { TurnState } from '../turn/turn-state.js'
+import { errorText } from '../types/codec.js'
+import type { ImageContent } from '../types/content.js'
+import type { AgentEvent, CompactionEvent } from '../types/event.js'
+import { userMessage, type AgentMessage } from '../types/message.js'
+import type { ModelSpec } from '../types/model.js'
+import type { LlmRequest, StreamFn, StreamOptions } from '../types/request.js'
+import type { AgentResult } from '../types/result.js'
+import type { AgentTool } from '../types/tool.js'
+import type { AgentOwnEvent, AgentRunEvent, EventStamp } from './agent-events.js'
+import { initialAgentState, reduceAgentState, type AgentState } from './agent-state.js'
+import type { Checkpoint, CheckpointStore } from './checkpoint.js'
+import { turnMetrics, type MetricsCollector } from './metrics.js'
+
+/** Which tool calls need a human's approval. */
+export type ApprovalMode =
+  /** Every call asks `approveTool`. */
+  | 'enabled'
+  /** Only calls of tools marked `needsApproval` ask (default). */
+  | 'smart'
+  /** Nothing asks. */
+  | 'bypassed'
+
+/** What a prompt can be: text, a message, or several messages. */
+export type PromptInput = string | AgentMessage | readonly AgentMessage[]
+
+/** Options of one call (`prompt`, `continue`), layered over the agent's. */
+export interface CallOptions {
+  /** Merged over the agent's `streamOptions` for this run. */
+  readonly streamOptions?: StreamOptions
+}
+
+/** What builds an Agent. Only `systemPrompt`, `model` and `streamFn` are required. */
+export interface AgentOptions {
+  readonly systemPrompt: string
+  readonly model: ModelSpec
+  readonly streamFn: StreamFn
+  readonly tools?: readonly AgentTool[]
+  /** A transcript to start from. */
+  readonly messages?: readonly AgentMessage[]
+  /** A stable id (default: generated, unique in the process). */
+  readonly id?: string
+  /** Models `cycleModel` goes through (the current one is added if missing). */
+  readonly availableModels?: readonly ModelRoute[]
+  /** Models that take over a turn whose call failed with a retryable error after its retries. */
+  readonly fallback?: readonly ModelRoute[]
+  readonly retry?: RetryOptions | false
+  readonly streamOptions?: StreamOptions
+  /**
+   * Called before every request; its key overrides the provider's own
+   * (rotation, vaults). May return a Promise; a synchronous one keeps the
+   * call in virtual time.
+   */
+  readonly getApiKey?: (provider: string) => string | undefined | PromiseLike<string | undefined>
+  readonly convertToLlm?: ConvertToLlm
+  /**
+   * What the model sees each turn. Default: none. Pass `contextWindow(...)`
+   * (a sliding window) to bound it; with `recoverOverflow` it is also asked
+   * for a smaller context when the provider reports an overflow.
+   */
+  readonly transformContext?: TransformContext
+  /** Asked once per turn on a context-overflow error (see `slidingWindowRecovery`). */
+  readonly recoverOverflow?: (state: TurnState) => OverflowRecovery | undefined
+  /** Default `oneAtATime`. */
+  readonly steeringMode?: QueueMode
+  /** Default `oneAtATime`. */
+  readonly followUpMode?: QueueMode
+  readonly steeringDelivery?: 'afterBatch' | 'interrupt'
+  /** Default `smart`. */
+  readonly approvalMode?: ApprovalMode
+  /** Asked when the approval mode requires it. Without one, such calls are rejected with a reason. */
+  readonly approveTool?: ApproveTool
+  readonly policies?: Policies
+  readonly maxTurns?: number
+  readonly toolExecution?: ToolExecution
+  readonly toolTimeoutMs?: number
+  /** Joins the system prompt in plan mode. */
+  readonly planModeAddendum?: string
+  readonly metrics?: MetricsCollector
+  /** Called with every event, isolated like listeners. */
+  readonly forwarders?: readonly ((event: AgentRunEvent) => void)[]
+  readonly checkpointStore?: CheckpointStore
+  /** Where time comes from; the TestScheduler's in tests. */
+  readonly scheduler?: SchedulerLike
+  /** `error` (default): a prompt while running throws. `followUp`: it is queued as a follow-up of the current run. */
+  readonly whileRunning?: 'error' | 'followUp'
+  /** Told when a listener or forwarder throws (default: nothing beyond the `listenerError` event). */
+  readonly onListenerError?: (error: unknown, event: AgentRunEvent) => void
+}
+
+/** A run: awaitable for its result, observable for its events (replayed from its start). */
+export interface AgentRun extends PromiseLike<AgentResult> {
+  readonly runId: string
+  readonly events$: Observable<AgentRunEvent>
+  readonly result: Promise<AgentResult>
+}
+
+/** A prompt while a run is in progress. */
+export class AgentBusyError extends Error {
+  override readonly name = 'AgentBusyError'
+}
+
+/** The model gave no valid structured answer within the retries. */
+export class StructuredOutputError extends Error {
+  override readonly name = 'StructuredOutputError'
+  constructor(
+    message: string,
+    readonly result: AgentResult,
+  ) {
+    super(message)
+  }
+}
+
+/** Options of {@link Agent.structured}. */
+export interface StructuredOptions {
+  /** Invalid answers fed back before giving up (default 3). */
+  readonly maxRetries?: number
+  /** The synthetic tool's name (default `respond`). */
+  readonly toolName?: string
+  readonly description?: string
+  readonly call?: CallOptions
+}
+
+/** A structured run: awaitable for the decoded value, observable for its events. */
+export interface StructuredRun<T> extends PromiseLike<T> {
+  readonly runId: string
+  readonly events$: Observable<AgentRunEvent>
+  readonly value: Promise<T>
+}
+
+/** The addendum plan mode adds to the system prompt unless `planModeAddendum` replaces it. */
+export const DEFAULT_PLAN_MODE_ADDENDUM =
+  'You are in plan mode. Investigate with the read-only tools you have and propose a step-by-step plan; do not make changes. The tools that change things are not available until the plan is approved.'
+
+let agentCount = 0
+
+interface ActiveRun {
+  readonly runId: string
+  readonly abort: AbortController
+  readonly replay: ReplaySubject<AgentRunEvent>
+  readonly result: Promise<AgentResult>
+  subscription?: Subscription
+}
+
+/**
+ * An agent: a conversation, its model and tools, and the runs over it.
+ *
+ * ```ts
+ * const agent = new Agent({ systemPrompt: 'Be brief.', model, streamFn, tools: [search] })
+ * agent.subscribe((e) => e.type === 'messageUpdate' && e.chunk.type === 'textDelta' && process.stdout.write(e.chunk.text))
+ * const result = await agent.prompt('What changed in the last release?')
+ * ```
+ */
+export class Agent {
+  readonly id: string
+  private readonly options: AgentOptions
+  private readonly scheduler: SchedulerLike
+  private readonly state$$: BehaviorSubject<AgentState>
+  private readonly events$$ = new Subject<AgentRunEvent>()
+  private readonly listeners = new Set<{ readonly name: string; readonly fn: (event: AgentRunEvent) => void }>()
+  private streamFn: StreamFn
+  private routes: ModelRoute[]
+  private active: ActiveRun | undefined
+  private runCount = 0
+  private turnIndex = 0
+  private checkpointSeq = 0
+  /** The transcript as of the last completed turn: what a checkpoint holds. */
+  private boundary: readonly AgentMessage[]
+  private readonly steeringQueue: AgentMessage[] = []
+  private readonly followUpQueue: AgentMessage[] = []
+
+  /** Immutable snapshots, one per change; replays the current one to new subscribers. */
+  readonly state$: Observable<AgentState>
+  /**
+   * Every event, multicast: all subscribers see the same run once. RxJS
+   * isolates a subscriber that throws (the run and the others go on) and
+   * reports it through `config.onUnhandledError`; `subscribe` below reports
+   * it as a `listenerError` event instead.
+   */
+  readonly events$: Observable<AgentRunEvent>
+
+  constructor(options: AgentOptions) {
+    this.options = options
+    this.id = options.id ?? `agent-${++agentCount}`
+    this.scheduler = options.scheduler ?? asyncScheduler
+    this.streamFn = options.streamFn
+    this.routes = [...(options.availableModels ?? [])]
+    if (!this.routes.some((r) => sameModel(r.model, options.model))) this.routes.unshift({ model: options.model, streamFn: options.streamFn })
+    this.boundary = options.messages ?? []
+    this.state$$ = new BehaviorSubject(
+      initialAgentState({
+        systemPrompt: options.systemPrompt,
+        model: options.model,
+        tools: options.tools ?? [],
+        messages: options.messages ?? [],
+        availableModels: this.routes.map((r) => r.model),
+      }),
+    )
+    this.state$ = this.state$$.asObservable()
+    this.events$ = this.events$$.asObservable()
+    for (const [i, forward] of (options.forwarders ?? []).entries()) this.listeners.add({ name: `forwarder ${i + 1}`, fn: forward })
+  }
+
+  /** Restores an agent from a checkpoint: same id, transcript, model, queues and plan mode. Call `continue()` to resume a run it was in. */
+  static restore(checkpoint: Checkpoint, options: Omit<AgentOptions, 'messages' | 'id'> & { readonly id?: string }): Agent {
+    const agent = new Agent({ ...options, id: options.id ?? checkpoint.agentId, systemPrompt: checkpoint.systemPrompt, model: checkpoint.model, messages: checkpoint.messages })
+    agent.steeringQueue.push(...checkpoint.steering)
+    agent.followUpQueue.push(...checkpoint.followUp)
+    agent.checkpointSeq = checkpoint.seq
+    if (checkpoint.planMode) agent.enterPlanMode()
+    return agent
+  }
+
+  /** The current snapshot. */
+  get state(): AgentState {
+    return this.state$$.value
+  }
+
+  get isRunning(): boolean {
+    return this.active !== undefined
+  }
+
+  // --- Runs ---------------------------------------------------------------
+
+  /** Starts a run with `input` (and `images`, added to a text prompt). Throws {@link AgentBusyError} while a run is in progress, unless `whileRunning: 'followUp'`. */
+  prompt(input: PromptInput, images: readonly ImageContent[] = [], call: CallOptions = {}): AgentRun {
+    const messages = toMessages(input, images, this.scheduler.now())
+    if (this.active !== undefined) {
+      if (this.options.whileRunning === 'followUp') {
+        this.followUpQueue.push(...messages)
+        return this.runHandle(this.active)
+      }
+      throw new AgentBusyError(`agent ${this.id} is already running (${this.active.runId}): use steer() or followUp(), await waitForIdle(), or set whileRunning: 'followUp'`)
+    }
+    return this.start((context, config) => agentLoop(messages, context, config), call)
+  }
+
+  /**
+   * Continues the transcript without a new prompt: queued steering messages
+   * (or, when the model had the last word, queued follow-ups) open the run;
+   * otherwise the model answers the last user or tool-result message.
+   */
+  continue(call: CallOptions = {}): AgentRun {
+    if (this.active !== undefined) throw new AgentBusyError(`agent ${this.id} is already running (${this.active.runId})`)
+    const steering = this.drain(this.steeringQueue, this.options.steeringMode)
+    if (steering.length > 0) return this.start((context, config) => agentLoop(steering, context, config), call)
+    const last = [...this.state.messages].reverse().find((m) => m.role !== 'custom')
+    if (last?.role === 'assistant') {
+      const followUps = this.drain(this.followUpQueue, this.options.followUpMode)
+      if (followUps.length === 0) throw new Error(`agent ${this.id}: nothing to continue — the model had the last word and no steering or follow-up is queued`)
+      return this.start((context, config) => agentLoop(followUps, context, config), call)
+    }
+    return this.start((context, config) => agentLoopContinue(context, config), call)
+  }
+
+  /** Aborts the current run gracefully (the partial answer is kept, every tool call answered); resolves when idle. */
+  abort(): Promise<void> {
+    this.active?.abort.abort()
+    return this.waitForIdle()
+  }
+
+  /** Resolves when no run is in progress (at once if none is). */
+  waitForIdle(): Promise<void> {
+    const active = this.active
+    if (active === undefined) return Promise.resolve()
+    return active.result.then(
+      () => undefined,
+      () => undefined,
+    )
+  }
+
+  /** Aborts any run and forgets the transcript, the queues and the last error. */
+  reset(): void {
+    if (this.active !== undefined) {
+      this.active.abort.abort()
+      this.active.subscription?.unsubscribe()
+      this.active.replay.complete()
+      this.active = undefined
+    }
+    this.steeringQueue.length = 0
+    this.followUpQueue.length = 0
+    this.boundary = []
+    this.turnIndex = 0
+    this.setState(Object.freeze({ ...this.state, messages: Object.freeze([]), isRunning: false, streamMessage: undefined, pendingToolCalls: Object.freeze([]), error: undefined }))
+  }
+
+  // --- Queues -------------------------------------------------------------
+
+  /** Queues a message that redirects the agent while it works (delivered after the current tool batch). */
+  steer(message: string | AgentMessage): void {
+    this.steeringQueue.push(typeof message === 'string' ? userMessage(message, this.scheduler.now()) : message)
+  }
+
+  /** Queues a message that continues the run when it would otherwise end. */
+  followUp(message: string | AgentMessage): void {
+    this.followUpQueue.push(typeof message === 'string' ? userMessage(message, this.scheduler.now()) : message)
+  }
+
+  /** What is queued, oldest first. */
+  get pendingSteering(): readonly AgentMessage[] {
+    return [...this.steeringQueue]
+  }
+
+  get pendingFollowUps(): readonly AgentMessage[] {
+    return [...this.followUpQueue]
+  }
+
+  clearSteering(): void {
+    this.steeringQueue.length = 0
+  }
+
+  clearFollowUps(): void {
+    this.followUpQueue.length = 0
+  }
+
+  /** Feeds a queue from any Observable (a socket, a UI); unsubscribe to stop. */
+  feed(queue: 'steering' | 'followUp', source: Observable<string | AgentMessage>): Subscription {
+    return source.subscribe((message) => (queue === 'steering' ? this.steer(message) : this.followUp(message)))
+  }
+
+  // --- Model, tools, modes ------------------------------------------------
+
+  /** Switches to `route` (or a model served by the agent's stream function) for the next run. */
+  setModel(model: ModelSpec | ModelRoute): void {
+    const route = 'streamFn' in model ? model : (this.routes.find((r) => sameModel(r.model, model)) ?? { model, streamFn: this.streamFn })
+    const from = this.state.model
+    this.streamFn = route.streamFn
+    if (!this.routes.some((r) => sameModel(r.model, route.model))) this.routes.push(route)
+    this.setState(Object.freeze({ ...this.state, model: route.model, availableModels: Object.freeze(this.routes.map((r) => r.model)) }))
+    if (!sameModel(from, route.model)) this.emitOwn({ type: 'modelChange', from, to: route.model })
+  }
+
+  /** The next (or previous) of the available models. */
+  cycleModel(direction: 1 | -1 = 1): ModelSpec {
+    const i = this.routes.findIndex((r) => sameModel(r.model, this.state.model))
+    const next = this.routes[(i + direction + this.routes.length) % this.routes.length]!
+    this.setModel(next)
+    return next.model
+  }
+
+  setTools(tools: readonly AgentTool[]): void {
+    this.setState(Object.freeze({ ...this.state, tools: Object.freeze([...tools]) }))
+  }
+
+  setSystemPrompt(systemPrompt: string): void {
+    this.setState(Object.freeze({ ...this.state, systemPrompt }))
+  }
+
+  /** Plan mode: only tools that need no approval are offered, and the plan-mode addendum joins the system prompt. */
+  enterPlanMode(): void {
+    if (!this.state.planMode) this.setState(Object.freeze({ ...this.state, planMode: true }))
+  }
+
+  exitPlanMode(): void {
+    if (this.state.planMode) this.setState(Object.freeze({ ...this.state, planMode: false }))
+  }
+
+  // --- Listeners ----------------------------------------------------------
+
+  /** Calls `listener` with every event. A listener that throws is reported (a `listenerError` event) and never breaks the run or the others. */
+  subscribe(listener: (event: AgentRunEvent) => void, name = `listener ${this.listeners.size + 1}`): Subscription {
+    const entry = { name, fn: listener }
+    this.listeners.add(entry)
+    const subscription = this.events$$.subscribe({ next: (event) => this.deliver(entry, event) })
+    subscription.add(() => this.listeners.delete(entry))
+    return subscription
+  }
+
+  /** Adds a forwarder (a log, a socket): like a listener, for the agent's whole life. */
+  addForwarder(forward: (event: AgentRunEvent) => void): Subscription {
+    return this.subscribe(forward, `forwarder ${this.listeners.size + 1}`)
+  }
+
+  // --- Checkpoints --------------------------------------------------------
+
+  /**
+   * A checkpoint of the agent as of the last completed turn (mid-run: the
+   * turn in progress is not in it and is redone on `continue()`), saved to
+   * the store when one is configured.
+   */
+  async checkpoint(metadata?: Record<string, unknown>): Promise<Checkpoint> {
+    const seq = ++this.checkpointSeq
+    const checkpoint: Checkpoint = {
+      id: `${this.id}:${seq}`,
+      agentId: this.id,
+      seq,
+      createdAt: this.scheduler.now(),
+      systemPrompt: this.state.systemPrompt,
+      model: this.state.model,
+      messages: this.active === undefined ? this.state.messages : this.boundary,
+      steering: [...this.steeringQueue],
+      followUp: [...this.followUpQueue],
+      planMode: this.state.planMode,
+      midRun: this.active !== undefined,
+      ...(metadata === undefined ? {} : { metadata }),
+    }
+    await this.options.checkpointStore?.save(checkpoint)
+    return checkpoint
+  }
+
+  // --- Internals ----------------------------------------------------------
+
+  private setState(state: AgentState): void {
+    if (state !== this.state$$.value) this.state$$.next(state)
+  }
+
+  private drain(queue: AgentMessage[], mode: QueueMode = 'oneAtATime'): AgentMessage[] {
+    if (queue.length === 0) return []
+    return mode === 'all' ? queue.splice(0) : queue.splice(0, 1)
+  }
+
+  private stamp(): EventStamp {
+    return { agentId: this.id, runId: this.active?.runId ?? null, turnIndex: this.turnIndex }
+  }
+
+  private emitOwn(event: AgentOwnEvent | CompactionEvent): void {
+    this.emit(stamped(event, this.stamp()))
+  }
+
+  private emit(event: AgentRunEvent): void {
+    this.active?.replay.next(event)
+    this.events$$.next(event)
+  }
+
+  private deliver(entry: { readonly name: string; readonly fn: (event: AgentRunEvent) => void }, event: AgentRunEvent): void {
+    try {
+      entry.fn(event)
+    } catch (error) {
+      try {
+        this.options.onListenerError?.(error, event)
+      } catch {
+        // A failing error hook has nowhere left to report to.
+      }
+      if (event.type !== 'listenerError') {
+        this.emit(stamped({ type: 'listenerError', listener: entry.name, error: errorText(error), eventType: event.type }, this.stamp()))
+      }
+    }
+  }
+
+  private streamFnOf(route: StreamFn): StreamFn {
+    const resolve = this.options.getApiKey
+    if (resolve === undefined) return route
+    return (request: LlmRequest) =>
+      defer(() => {
+        const key = resolve(request.model.provider)
+        const send = (apiKey: string | undefined): Observable<never> | ReturnType<StreamFn> =>
+          route(apiKey === undefined ? request : { ...request, options: { ...request.options, apiKey } })
+        return isThenable(key) ? from(Promise.resolve(key)).pipe(switchMap(send)) : send(key)
+      })
+  }
+
+  private loopConfig(call: CallOptions, abort: AbortController): AgentLoopConfig {
+    const o = this.options
+    const mode = o.approvalMode ?? 'smart'
+    const streamOptions = o.streamOptions === undefined && call.streamOptions === undefined ? undefined : { ...o.streamOptions, ...call.streamOptions }
+    const approver: ApproveTool = o.approveTool ?? ((request) => Approval.reject(`tool '${request.tool.name}' needs approval and no approver is configured`))
+    return {
+      model: this.state.model,
+      streamFn: this.streamFnOf(this.streamFn),
+      signal: abort.signal,
+      scheduler: this.scheduler,
+      steering: () => this.drain(this.steeringQueue, o.steeringMode),
+      followUp: () => this.drain(this.followUpQueue, o.followUpMode),
+      ...(o.steeringDelivery === undefined ? {} : { steeringDelivery: o.steeringDelivery }),
+      ...(streamOptions === undefined ? {} : { streamOptions }),
+      ...(o.retry === undefined ? {} : { retry: o.retry }),
+      ...(o.fallback === undefined ? {} : { fallback: o.fallback.map((r) => ({ model: r.model, streamFn: this.streamFnOf(r.streamFn) })) }),
+      ...(o.convertToLlm === undefined ? {} : { convertToLlm: o.convertToLlm }),
+      ...(o.transformContext === undefined ? {} : { transformContext: o.transformContext }),
+      ...(o.recoverOverflow === undefined ? {} : { recoverOverflow: o.recoverOverflow }),
+      ...(mode === 'bypassed' ? {} : { approveTool: approver, approvalRequired: mode === 'enabled' ? () => true : (tool: AgentTool) => tool.needsApproval === true }),
+      ...(o.policies === undefined ? {} : { policies: o.policies }),
+      ...(o.maxTurns === undefined ? {} : { maxTurns: o.maxTurns }),
+      ...(o.toolExecution === undefined ? {} : { toolExecution: o.toolExecution }),
+      ...(o.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: o.toolTimeoutMs }),
+    }
+  }
+
+  /** The tools and system prompt a run uses (plan mode narrows them). */
+  private runContext(): { systemPrompt: string; messages: readonly AgentMessage[]; tools: readonly AgentTool[] } {
+    const s = this.state
+    if (!s.planMode) return { systemPrompt: s.systemPrompt, messages: s.messages, tools: s.tools }
+    return {
+      systemPrompt: `${s.systemPrompt}\n\n${this.options.planModeAddendum ?? DEFAULT_PLAN_MODE_ADDENDUM}`,
+      messages: s.messages,
+      tools: s.tools.filter((t) => t.needsApproval !== true),
+    }
+  }
+
+  /**
+   * Asks for a typed answer: the model must call a synthetic `respond` tool
+   * whose parameters are `codec`'s JSON Schema. Arguments that do not decode
+   * go back to the model as the tool's error result (the decode errors, with
+   * paths) and it tries again, up to `maxRetries` times (default 3); an answer
+   * given as text instead gets a reminder, within the same limit. Then the
+   * promise rejects with a {@link StructuredOutputError} saying what was wrong.
+   */
+  structured<C extends t.Mixed>(codec: C, input: PromptInput, options: StructuredOptions = {}): StructuredRun<t.TypeOf<C>> {
+    if (this.active !== undefined) throw new AgentBusyError(`agent ${this.id} is already running (${this.active.runId})`)
+    const maxRetries = options.maxRetries ?? 3
+    const name = options.toolName ?? 'respond'
+    const wrapped = !isObjectCodec(codec)
+    const parameters = wrapped ? t.type({ value: codec }) : codec
+    let answer: { value: unknown } | undefined
+    let failures = 0
+    let reminders = 0
+    let lastProblem = 'the model never called the tool'
+    const respond = defineTool({
+      name,
+      description: options.description ?? 'Gives your final answer. Call it exactly once, when you have the answer; its arguments are the answer.',
+      parameters,
+      execute: (args: t.TypeOf<typeof parameters>) => {
+        answer = { value: wrapped ? (args as { value: unknown }).value : args }
+        return 'Answer recorded.'
+      },
+    })
+    const done: PostTurnPolicy = {
+      name: 'structuredOutput',
+      evaluate: (view) => {
+        for (const r of view.toolResults) {
+          if (r.toolName === name && r.isError) {
+            failures++
+            lastProblem = r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+          }
+        }
+        if (answer !== undefined) return Verdict.stop('structured output received')
+        if (failures > maxRetries) return Verdict.stop(`no valid structured output after ${failures} invalid attempts`)
+        return Verdict.continue
+      },
+    }
+    const remind: PostLoopPolicy = {
+      name: 'structuredOutput',
+      evaluate: () => {
+        if (answer !== undefined) return Verdict.continue
+        if (reminders >= maxRetries) return Verdict.stop('the model answered without calling the respond tool')
+        reminders++
+        return Verdict.inject(userMessage(`Give your final answer by calling the \`${name}\` tool; its arguments must match its schema.`, this.scheduler.now()))
+      },
+    }
+    const messages = toMessages(input, [], this.scheduler.now())
+    const run = this.start(
+      (context, config) =>
+        agentLoop(
+          messages,
+          { ...context, systemPrompt: `${context.systemPrompt}\n\nWhen you have the answer, call the \`${name}\` tool with it.`, tools: [...context.tools, respond] },
+          {
+            ...config,
+            policies: { ...config.policies, postTurn: [...(config.policies?.postTurn ?? []), done], postLoop: [...(config.policies?.postLoop ?? []), remind] },
+          },
+        ),
+      options.call ?? {},
+    )
+    const value = run.result.then((result) => {
+      if (answer !== undefined) return answer.value as t.TypeOf<C>
+      throw new StructuredOutputError(`no valid structured output (${result.error ?? result.stopReason}); last problem: ${lastProblem}`, result)
+    })
+    value.catch(() => undefined)
+    return {
+      runId: run.runId,
+      events$: run.events$,
+      value,
+      then: (onFulfilled, onRejected) => value.then(onFulfilled, onRejected),
+    }
+  }
+
+  private start(
+    loop: (context: { systemPrompt: string; messages: readonly AgentMessage[]; tools: readonly AgentTool[] }, config: AgentLoopConfig) => Observable<AgentEvent>,
+    call: CallOptions,
+  ): AgentRun {
+    const runId = `${this.id}/run-${++this.runCount}`
+    const abort = new AbortController()
+    const replay = new ReplaySubject<AgentRunEvent>()
+    let settle!: { resolve: (r: AgentResult) => void; reject: (e: unknown) => void }
+    const result = new Promise<AgentResult>((resolve, reject) => (settle = { resolve, reject }))
+    // An unawaited run must not turn its failure into an unhandled rejection.
+    result.catch(() => undefined)
+    const active: ActiveRun = { runId, abort, replay, result }
+    this.active = active
+    this.turnIndex = 0
+    this.boundary = this.state.messages
+    const metrics = this.options.metrics
+    const events$ = loop(this.runContext(), this.loopConfig(call, abort)).pipe(turnMetrics(this.scheduler))
+    const finish = (): void => {
+      if (this.active === active) this.active = undefined
+    }
+    active.subscription = events$.subscribe({
+      next: (event) => {
+        if (event.type === 'turnStart') this.turnIndex = event.turnIndex
+        if (event.type === 'turnMetrics') {
+          try {
+            metrics?.onTurn(event.metrics)
+          } catch (error) {
+            this.emit(stamped({ type: 'listenerError', listener: 'metrics collector', error: errorText(error), eventType: 'turnMetrics' }, this.stamp()))
+          }
+        } else this.setState(reduceAgentState(this.state, event))
+        if (event.type === 'turnEnd') this.boundary = this.state.messages
+        if (event.type === 'agentEnd') {
+          this.boundary = this.state.messages
+          finish()
+          this.emit(stamped(event, { agentId: this.id, runId, turnIndex: this.turnIndex }))
+          settle.resolve(event.result)
+          return
+        }
+        this.emit(stamped(event, this.stamp()))
+      },
+      error: (error: unknown) => {
+        finish()
+        this.setState(Object.freeze({ ...this.state, isRunning: false, streamMessage: undefined, error: errorText(error) }))
+        replay.error(error)
+        settle.reject(error)
+      },
+      complete: () => {
+        finish()
+        replay.complete()
+      },
+    })
+    return this.runHandle(active)
+  }
+
+  private runHandle(active: ActiveRun): AgentRun {
+    return {
+      runId: active.runId,
+      events$: active.replay.asObservable(),
+      result: active.result,
+      // eslint-disable-next-line unicorn/no-thenable -- an AgentRun is awaitable on purpose
+      then: (onFulfilled, onRejected) => active.result.then(onFulfilled, onRejected),
+    }
+  }
+}
+
+/** `event` with `stamp`; a lazily materialized `message` (streaming updates) stays lazy. */
+function stamped(event: AgentEvent | AgentOwnEvent, stamp: EventStamp): AgentRunEvent {
+  if (event.type === 'messageUpdate') {
+    const { chunk, contentIndex } = event
+    return {
+      type: 'messageUpdate',
+      chunk,
+      contentIndex,
+      get message() {
+        return event.message
+      },
+      ...stamp,
+    }
+  }
+  return { ...event, ...stamp }
+}
+
+function toMessages(input: PromptInput, images: readonly ImageContent[], now: number): AgentMessage[] {
+  if (typeof input === 'string') {
+    return [images.length === 0 ? userMessage(input, now) : { role: 'user', content: [{ type: 'text', text: input }, ...images], timestamp: now }]
+  }
+  return Array.isArray(input) ? [...(input as readonly AgentMessage[])] : [input as AgentMessage]
+}
+
+/** Whether `codec` decodes objects, so its arguments can be the tool's arguments as they are. */
+function isObjectCodec(codec: t.Mixed): boolean {
+  if (codec instanceof t.InterfaceType || codec instanceof t.PartialType || codec instanceof t.ExactType || codec instanceof t.StrictType) return true
+  if (codec instanceof t.IntersectionType) return (codec.types as t.Mixed[]).every(isObjectCodec)
+  if (codec instanceof t.RefinementType) return isObjectCodec(codec.type as t.Mixed)
+  return false
+}
+
+const sameModel = (a: ModelSpec, b: ModelSpec): boolean => a.provider === b.provider && a.modelId === b.modelId
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
+}
+
+/** Resolves when `agent` is idle; a convenience for `await firstValueFrom(...)` users. */
+export const idle$ = (agent: Agent): Observable<void> =>
+  agent.state$.pipe(
+    filter((s) => !s.isRunning),
+    map(() => undefined),
+  )

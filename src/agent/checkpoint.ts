@@ -1,0 +1,95 @@
+/**
+ * Checkpoints: everything needed to continue an agent exactly where it
+ * stopped — transcript, model, system prompt, plan mode, and the steering and
+ * follow-up messages still queued — as one io-ts value that round-trips
+ * through JSON.
+ *
+ * The store interface is shaped for an append-only event log: a checkpoint is
+ * immutable once saved (saving never overwrites; each save gets the next
+ * sequence number of its agent), `list` reads in sequence order, and
+ * `delete` is a tombstone a log-backed store can append. The in-memory store
+ * here is the reference implementation; durable stores implement the same
+ * four methods.
+ */
+import * as t from 'io-ts'
+import { NonNegativeInteger, struct } from '../types/codec.js'
+import { AgentMessage } from '../types/message.js'
+import { ModelSpec } from '../types/model.js'
+
+export const Checkpoint = struct(
+  'Checkpoint',
+  {
+    /** Unique across agents: `<agentId>:<seq>`. */
+    id: t.string,
+    agentId: t.string,
+    /** This agent's checkpoint number, from 1, in save order. */
+    seq: NonNegativeInteger,
+    createdAt: NonNegativeInteger,
+    systemPrompt: t.string,
+    model: ModelSpec,
+    /** The transcript as of the last completed turn. */
+    messages: t.readonlyArray(AgentMessage),
+    /** Queued, not yet delivered. */
+    steering: t.readonlyArray(AgentMessage),
+    followUp: t.readonlyArray(AgentMessage),
+    planMode: t.boolean,
+    /** Whether the agent was in the middle of a run: restoring then continues it. */
+    midRun: t.boolean,
+  },
+  {
+    /** App data saved alongside (labels, the user id…). */
+    metadata: t.record(t.string, t.unknown),
+  },
+)
+export type Checkpoint = t.TypeOf<typeof Checkpoint>
+
+/** What `list` returns: enough to choose a checkpoint without loading its transcript. */
+export interface CheckpointInfo {
+  readonly id: string
+  readonly agentId: string
+  readonly seq: number
+  readonly createdAt: number
+  readonly messageCount: number
+}
+
+/** Where checkpoints live. Every method may be asynchronous. */
+export interface CheckpointStore {
+  /** Appends `checkpoint` (its `id` must be new). */
+  save(checkpoint: Checkpoint): Promise<void>
+  load(id: string): Promise<Checkpoint | undefined>
+  /** In save order; one agent's, or all. */
+  list(agentId?: string): Promise<readonly CheckpointInfo[]>
+  /** Whether it existed. */
+  delete(id: string): Promise<boolean>
+}
+
+/** Checkpoints in memory, stored as JSON so that what comes back is what a durable store would return. */
+export class InMemoryCheckpointStore implements CheckpointStore {
+  private readonly log = new Map<string, string>()
+
+  async save(checkpoint: Checkpoint): Promise<void> {
+    if (this.log.has(checkpoint.id)) throw new Error(`checkpoint '${checkpoint.id}' already exists: checkpoints are immutable`)
+    this.log.set(checkpoint.id, JSON.stringify(Checkpoint.encode(checkpoint)))
+  }
+
+  async load(id: string): Promise<Checkpoint | undefined> {
+    const json = this.log.get(id)
+    if (json === undefined) return undefined
+    const decoded = Checkpoint.decode(JSON.parse(json))
+    if (decoded._tag === 'Left') throw new Error(`checkpoint '${id}' is corrupt`)
+    return decoded.right
+  }
+
+  async list(agentId?: string): Promise<readonly CheckpointInfo[]> {
+    const out: CheckpointInfo[] = []
+    for (const json of this.log.values()) {
+      const c = JSON.parse(json) as Checkpoint
+      if (agentId === undefined || c.agentId === agentId) out.push({ id: c.id, agentId: c.agentId, seq: c.seq, createdAt: c.createdAt, messageCount: c.messages.length })
+    }
+    return out.sort((a, b) => a.createdAt - b.createdAt || a.seq - b.seq)
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.log.delete(id)
+  }
+}

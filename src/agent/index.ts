@@ -1,0 +1,6 @@
+export * from './agent.js'
+export * from './agent-events.js'
+export * from './agent-state.js'
+export * from './checkpoint.js'
+export * from './metrics.js'
+export * from './sub-agent.js'
