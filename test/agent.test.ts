@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import * as t from 'io-ts'
-import { delay, of, timer, map } from 'rxjs'
+import { of, timer, map } from 'rxjs'
 import { Agent, AgentBusyError, InMemoryCheckpointStore, StructuredOutputError, type AgentRunEvent } from '../src/agent/index.js'
 import { defineTool } from '../src/tools/define-tool.js'
 import { ProviderError } from '../src/types/provider-error.js'
@@ -84,7 +84,7 @@ describe('Agent', () => {
         agent.steer('second steer')
       }, 5)
     })
-    const users = events.filter((e) => e.type === 'messageEnd' && e.message.role === 'user').map((e) => `${e.turnIndex}:${(e as { message: { content: { text: string }[] } }).message.content[0]!.text}`)
+    const users = events.filter((e) => e.type === 'messageEnd' && e.message.role === 'user').map((e) => `${e.turnIndex}:${(e as unknown as { message: { content: { text: string }[] } }).message.content[0]!.text}`)
     // one-at-a-time: turn 1 gets the first steer, turn 2 the second.
     expect(users).toEqual(['0:go', '1:first steer', '2:second steer'])
     const order = labels(events)

@@ -219,8 +219,17 @@ export class Agent {
   }
 
   /** Restores an agent from a checkpoint: same id, transcript, model, queues and plan mode. Call `continue()` to resume a run it was in. */
-  static restore(checkpoint: Checkpoint, options: Omit<AgentOptions, 'messages' | 'id'> & { readonly id?: string }): Agent {
-    const agent = new Agent({ ...options, id: options.id ?? checkpoint.agentId, systemPrompt: checkpoint.systemPrompt, model: checkpoint.model, messages: checkpoint.messages })
+  static restore(
+    checkpoint: Checkpoint,
+    options: Omit<AgentOptions, 'messages' | 'id' | 'systemPrompt' | 'model'> & { readonly id?: string; readonly systemPrompt?: string; readonly model?: ModelSpec },
+  ): Agent {
+    const agent = new Agent({
+      ...options,
+      id: options.id ?? checkpoint.agentId,
+      systemPrompt: options.systemPrompt ?? checkpoint.systemPrompt,
+      model: options.model ?? checkpoint.model,
+      messages: checkpoint.messages,
+    })
     agent.steeringQueue.push(...checkpoint.steering)
     agent.followUpQueue.push(...checkpoint.followUp)
     agent.checkpointSeq = checkpoint.seq
