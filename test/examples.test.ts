@@ -39,3 +39,14 @@ describe("the README's marble example", () => {
     })
   })
 })
+
+describe("the README's Agent example", () => {
+  it('runs two tools, takes the steering message after the first batch, stays within budget', async () => {
+    const { agent, result } = await import('../examples/chat-agent.js')
+    const r = await result
+    expect(r.stopReason).toBe('stop')
+    const roles = agent.state.messages.map((m) => m.role)
+    expect(roles).toEqual(['user', 'assistant', 'toolResult', 'user', 'assistant', 'toolResult', 'assistant'])
+    expect(JSON.stringify(agent.state.messages[3])).toContain('Fahrenheit')
+  })
+})

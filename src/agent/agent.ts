@@ -15,6 +15,7 @@ import * as t from 'io-ts'
 import { Approval, type ApproveTool } from '../policy/approval.js'
 import { Verdict, type Policies, type PostLoopPolicy, type PostTurnPolicy } from '../policy/policy.js'
 import { defineTool } from '../tools/define-tool.js'
+import { budgetPolicy, loopDetection, toolDenyList, type BudgetLimits, type DenyRule, type LoopDetectionOptions } from '../policy/builtin/index.js'
 import type { TurnState } from '../turn/turn-state.js'
 import { errorText } from '../types/codec.js'
 import type { ImageContent } from '../types/content.js'
@@ -87,8 +88,15 @@ export interface AgentOptions {
   readonly approvalMode?: ApprovalMode
   /** Asked when the approval mode requires it. Without one, such calls are rejected with a reason. */
   readonly approveTool?: ApproveTool
+  /** User policies, run after the built-in ones below. */
   readonly policies?: Policies
   readonly maxTurns?: number
+  /** Stops before a turn that would start over budget (see `budgetPolicy`). */
+  readonly budget?: BudgetLimits
+  /** Tools the model may not call (see `toolDenyList`). */
+  readonly denyTools?: readonly string[] | DenyRule
+  /** Stops or nudges a model repeating the same call (see `loopDetection`). */
+  readonly loopDetection?: LoopDetectionOptions
   readonly toolExecution?: ToolExecution
   readonly toolTimeoutMs?: number
   /** Joins the system prompt in plan mode. */
@@ -495,10 +503,22 @@ export class Agent {
       ...(o.transformContext === undefined ? {} : { transformContext: o.transformContext }),
       ...(o.recoverOverflow === undefined ? {} : { recoverOverflow: o.recoverOverflow }),
       ...(mode === 'bypassed' ? {} : { approveTool: approver, approvalRequired: mode === 'enabled' ? () => true : (tool: AgentTool) => tool.needsApproval === true }),
-      ...(o.policies === undefined ? {} : { policies: o.policies }),
+      policies: this.policies(),
       ...(o.maxTurns === undefined ? {} : { maxTurns: o.maxTurns }),
       ...(o.toolExecution === undefined ? {} : { toolExecution: o.toolExecution }),
       ...(o.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: o.toolTimeoutMs }),
+    }
+  }
+
+  /** Built-in policies first (a budget must hold whatever a user policy does), then the user's. */
+  private policies(): Policies {
+    const o = this.options
+    const user = o.policies ?? {}
+    return {
+      preTurn: [...(o.budget === undefined ? [] : [budgetPolicy(o.budget)]), ...(user.preTurn ?? [])],
+      preDispatch: [...(o.denyTools === undefined ? [] : [toolDenyList(o.denyTools)]), ...(user.preDispatch ?? [])],
+      postTurn: [...(o.loopDetection === undefined ? [] : [loopDetection(o.loopDetection)]), ...(user.postTurn ?? [])],
+      postLoop: [...(user.postLoop ?? [])],
     }
   }
 
