@@ -12,7 +12,7 @@ describe('npm run bench, at a tiny size', () => {
     expect(out).toMatch(/\| TOOLS 3 turns \| ms\/turn \| \d/)
     expect(out).toMatch(/\| LONG 20 msgs \| µs\/delta \| \d/)
     expect(out).toMatch(/\| FANOUT 5 runs \| ms total \| \d/)
-    expect(out).toMatch(/\| COLD dependency closure \| packages \| 5 /)
+    expect(out).toMatch(/\| COLD dependency closure \| packages \| 6 /)
     expect(out).toContain('smoke run: every scenario ran and produced the expected result.')
   }, 120_000)
 })

@@ -280,7 +280,7 @@ describe('decode errors name the path, the expected type and what was there', ()
     ['usage extra counter', Usage, { ...emptyUsage, extra: { webSearch: -1 } }, ['at extra.webSearch: expected NonNegativeInteger, got -1']],
     ['usage missing total', Usage, { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, extra: {} }, ['at total: expected NonNegativeInteger, got undefined (missing)']],
     ['stop chunk with a wrong reason', ProviderChunk, { type: 'stop', reason: 'done' }, ['at reason: expected ChunkStopReason, got "done"']],
-    ['unknown chunk type', ProviderChunk, { type: 'ping' }, [`at (root): 'type' must be one of 'messageStart' | 'textDelta' | 'thinkingDelta' | 'thinkingSignature' | 'thinkingRedacted' | 'toolUseStart' | 'toolUseArgsDelta' | 'toolUseEnd' | 'extension' | 'stop' | 'usage', got "ping"`]],
+    ['unknown chunk type', ProviderChunk, { type: 'ping' }, [`at (root): 'type' must be one of 'messageStart' | 'textDelta' | 'thinkingDelta' | 'thinkingSignature' | 'thinkingRedacted' | 'toolUseStart' | 'toolUseArgsDelta' | 'toolUseEnd' | 'extension' | 'stop' | 'usage' | 'retry', got "ping"`]],
     ['turn index', AgentEvent, { type: 'turnStart', turnIndex: 1.5 }, ['at turnIndex: expected NonNegativeInteger, got 1.5']],
     ['two problems are both listed', ToolSchema, { name: 1, description: 'd' }, ['at name: expected string, got 1', 'at parameters: expected UnknownRecord, got undefined (missing)']],
   ]
