@@ -34,6 +34,7 @@ import type {
 import type { Cost, CostRates, Usage } from '../src/types/usage.js'
 import type { ModelSpec, ThinkingBudgets, ThinkingLevel } from '../src/types/model.js'
 import type { StopReason } from '../src/types/stop-reason.js'
+import type { ProviderErrorInfo, ProviderErrorKind } from '../src/types/provider-error.js'
 import type {
   ChunkStopReason,
   ExtensionChunk,
@@ -279,6 +280,22 @@ export const arbUserMessage: fc.Arbitrary<UserMessage> = record(
   plain,
 )
 
+export const arbProviderErrorKind: fc.Arbitrary<ProviderErrorKind> = fc.constantFrom(
+  'auth', 'rateLimit', 'overloaded', 'server', 'network', 'timeout', 'contextOverflow', 'invalidRequest', 'modelNotFound', 'protocol', 'unknown',
+)
+export const arbProviderErrorInfo: fc.Arbitrary<ProviderErrorInfo> = record(
+  {
+    kind: arbProviderErrorKind,
+    retryable: fc.boolean(),
+    message: arbString,
+    provider: arbString,
+    status: arbTokenCount,
+    code: arbString,
+    retryAfterMs: arbMoney,
+  },
+  { requiredKeys: ['kind', 'retryable', 'message', 'provider'], ...plain },
+)
+
 export const arbAssistantMessage: fc.Arbitrary<AssistantMessage> = record(
   {
     role: fc.constant('assistant'),
@@ -291,6 +308,7 @@ export const arbAssistantMessage: fc.Arbitrary<AssistantMessage> = record(
     timestamp: arbTimestamp,
     errorMessage: arbString,
     responseId: arbString,
+    errorKind: arbProviderErrorKind,
   },
   { requiredKeys: ['role', 'content', 'provider', 'model', 'usage', 'cost', 'stopReason', 'timestamp'], ...plain },
 )
@@ -391,6 +409,10 @@ export const arbProviderChunk: fc.Arbitrary<ProviderChunk> = fc.oneof(
   arbExtensionChunk,
   arbStopChunk,
   arbUsageChunk,
+  record(
+    { type: fc.constant('retry'), attempt: arbTokenCount, delayMs: arbMoney, error: arbProviderErrorInfo, model: arbModelSpec },
+    { requiredKeys: ['type', 'attempt', 'delayMs', 'error'], ...plain },
+  ) as fc.Arbitrary<ProviderChunk>,
 )
 
 // ---------------------------------------------------------------------------
@@ -534,4 +556,18 @@ export const arbAgentEvent: fc.Arbitrary<AgentEvent> = fc.oneof(
   arbToolApprovalRequestEvent,
   arbToolApprovalEndEvent,
   arbPolicyDecisionEvent,
+  record({ type: fc.constant('streamRetry'), attempt: arbTokenCount, delayMs: arbMoney, error: arbProviderErrorInfo, message: arbAssistantMessage }, plain) as fc.Arbitrary<AgentEvent>,
+  record({ type: fc.constant('modelFallback'), from: arbModelSpec, to: arbModelSpec, error: arbProviderErrorInfo, message: arbAssistantMessage }, plain) as fc.Arbitrary<AgentEvent>,
+  record(
+    {
+      type: fc.constant('compaction'),
+      reason: fc.constantFrom('window', 'overflow'),
+      droppedMessages: arbTokenCount,
+      droppedTokens: arbTokenCount,
+      keptMessages: arbTokenCount,
+      keptTokens: arbTokenCount,
+      budget: arbTokenCount,
+    },
+    plain,
+  ) as fc.Arbitrary<AgentEvent>,
 )
