@@ -229,6 +229,18 @@ describe('Agent', () => {
     expect(model.requests[0]!.tools.map((t) => t.name)).toEqual(['respond'])
   })
 
+  it('structured output, native mode: the schema goes in responseFormat; an invalid answer is fed back', async () => {
+    const Answer = t.type({ city: t.string, population: t.number })
+    const model = scriptedModel([reply.text('{"city":"Paris","population":"many"}'), reply.text('```json\n{"city":"Paris","population":2100000}\n```')], {
+      model: modelSpec('openai', 'gpt-5-mini'),
+    })
+    const agent = new Agent({ systemPrompt: '', model: model.model, streamFn: model.streamFn })
+    expect(await agent.structured(Answer, 'Largest city of France?')).toEqual({ city: 'Paris', population: 2_100_000 })
+    expect(model.requests[0]!.options?.responseFormat).toMatchObject({ name: 'respond', schema: { type: 'object', required: ['city', 'population'] } })
+    expect(model.requests[0]!.tools).toEqual([])
+    expect(JSON.stringify(model.requests[1]!.messages.at(-1))).toContain('population')
+  })
+
   it('structured output gives up with a clear error after the retries', async () => {
     const bad = (i: number) => reply.toolCalls([{ id: `r${i}`, name: 'respond', args: { wrong: true } }])
     const model = scriptedModel([bad(1), bad(2), bad(3)])

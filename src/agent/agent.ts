@@ -18,7 +18,7 @@ import { defineTool } from '../tools/define-tool.js'
 import { budgetPolicy, loopDetection, toolDenyList, type BudgetLimits, type DenyRule, type LoopDetectionOptions } from '../policy/builtin/index.js'
 import type { TurnState } from '../turn/turn-state.js'
 import { errorText } from '../types/codec.js'
-import type { ImageContent } from '../types/content.js'
+import { extractText, type ImageContent } from '../types/content.js'
 import type { AgentEvent, CompactionEvent } from '../types/event.js'
 import { userMessage, type AgentMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
@@ -109,6 +109,8 @@ export interface AgentOptions {
   readonly scheduler?: SchedulerLike
   /** `error` (default): a prompt while running throws. `followUp`: it is queued as a follow-up of the current run. */
   readonly whileRunning?: 'error' | 'followUp'
+  /** Whether a model has a native JSON-schema output mode (default: providers `openai` and `google`). */
+  readonly nativeStructuredOutput?: (model: ModelSpec) => boolean
   /** Told when a listener or forwarder throws (default: nothing beyond the `listenerError` event). */
   readonly onListenerError?: (error: unknown, event: AgentRunEvent) => void
 }
@@ -144,6 +146,13 @@ export interface StructuredOptions {
   readonly toolName?: string
   readonly description?: string
   readonly call?: CallOptions
+  /**
+   * `tool`: a synthetic tool the model calls with the answer. `native`: the
+   * API's own JSON-schema mode (`StreamOptions.responseFormat`). `auto`
+   * (default): native where the agent's `nativeStructuredOutput` says the
+   * model has it (OpenAI and Gemini by default), the tool elsewhere.
+   */
+  readonly mode?: 'auto' | 'tool' | 'native'
 }
 
 /** A structured run: awaitable for the decoded value, observable for its events. */
@@ -584,18 +593,54 @@ export class Agent {
       },
     }
     const messages = toMessages(input, [], this.scheduler.now())
-    const run = this.start(
-      (context, config) =>
-        agentLoop(
-          messages,
-          { ...context, systemPrompt: `${context.systemPrompt}\n\nWhen you have the answer, call the \`${name}\` tool with it.`, tools: [...context.tools, respond] },
-          {
-            ...config,
-            policies: { ...config.policies, postTurn: [...(config.policies?.postTurn ?? []), done], postLoop: [...(config.policies?.postLoop ?? []), remind] },
-          },
-        ),
-      options.call ?? {},
-    )
+    const native = options.mode === 'native' || (options.mode !== 'tool' && (this.options.nativeStructuredOutput ?? defaultNativeStructuredOutput)(this.state.model))
+    // Native: the API constrains the answer to the schema; the last answer's text is decoded, and a
+    // failure goes back as a user message with the decode errors.
+    const checkAnswer: PostLoopPolicy = {
+      name: 'structuredOutput',
+      evaluate: (view) => {
+        const raw = extractText(view.message.content).trim()
+        let json: unknown
+        try {
+          json = JSON.parse(stripFence(raw))
+        } catch (error) {
+          lastProblem = `the answer is not JSON (${errorText(error)})`
+        }
+        if (json !== undefined) {
+          const decoded = respond.decodeArguments(json)
+          if (decoded._tag === 'Right') {
+            answer = { value: wrapped ? (decoded.right as { value: unknown }).value : decoded.right }
+            return Verdict.continue
+          }
+          lastProblem = `the answer does not match the schema:\n${decoded.left.map((l) => `  - ${l}`).join('\n')}`
+        }
+        if (failures >= maxRetries) return Verdict.stop(`no valid structured output after ${failures + 1} invalid answers`)
+        failures++
+        return Verdict.inject(userMessage(`Your answer was invalid: ${lastProblem}\nAnswer again with only the JSON.`, this.scheduler.now()))
+      },
+    }
+    const run = native
+      ? this.start(
+          (context, config) =>
+            agentLoop(messages, context, {
+              ...config,
+              streamOptions: { ...config.streamOptions, responseFormat: { name, schema: respond.schema } },
+              policies: { ...config.policies, postLoop: [...(config.policies?.postLoop ?? []), checkAnswer] },
+            }),
+          options.call ?? {},
+        )
+      : this.start(
+          (context, config) =>
+            agentLoop(
+              messages,
+              { ...context, systemPrompt: `${context.systemPrompt}\n\nWhen you have the answer, call the \`${name}\` tool with it.`, tools: [...context.tools, respond] },
+              {
+                ...config,
+                policies: { ...config.policies, postTurn: [...(config.policies?.postTurn ?? []), done], postLoop: [...(config.policies?.postLoop ?? []), remind] },
+              },
+            ),
+          options.call ?? {},
+        )
     const value = run.result.then((result) => {
       if (answer !== undefined) return answer.value as t.TypeOf<C>
       throw new StructuredOutputError(`no valid structured output (${result.error ?? result.stopReason}); last problem: ${lastProblem}`, result)
@@ -696,6 +741,14 @@ function toMessages(input: PromptInput, images: readonly ImageContent[], now: nu
     return [images.length === 0 ? userMessage(input, now) : { role: 'user', content: [{ type: 'text', text: input }, ...images], timestamp: now }]
   }
   return Array.isArray(input) ? [...(input as readonly AgentMessage[])] : [input as AgentMessage]
+}
+
+const defaultNativeStructuredOutput = (model: ModelSpec): boolean => model.provider === 'openai' || model.provider === 'google'
+
+/** Models sometimes wrap JSON in a Markdown fence even in JSON mode. */
+function stripFence(text: string): string {
+  const m = /^```(?:json)?\s*([\s\S]*?)\s*```$/.exec(text)
+  return m === null ? text : m[1]!
 }
 
 /** Whether `codec` decodes objects, so its arguments can be the tool's arguments as they are. */

@@ -1,7 +1,7 @@
 /** What the loop hands a `streamFn`: everything a provider needs for one call. */
 import * as t from 'io-ts'
 import type { Observable } from 'rxjs'
-import { NonNegativeInteger, struct } from './codec.js'
+import { JsonObject, NonNegativeInteger, struct } from './codec.js'
 import { LlmMessage } from './message.js'
 import { ModelSpec } from './model.js'
 import { ProviderChunk } from './chunk.js'
@@ -19,6 +19,12 @@ export const StreamOptions = t.partial(
     sessionId: t.string,
     /** Overrides the provider's configured key for this call (set by an API-key resolver). Never part of any event. */
     apiKey: t.string,
+    /**
+     * Asks for a JSON answer matching `schema` through the API's native
+     * structured-output mode (OpenAI `json_schema`, Gemini `responseJsonSchema`).
+     * APIs without one ignore it; `Agent.structured` then uses a tool instead.
+     */
+    responseFormat: t.type({ name: t.string, schema: JsonObject }, 'ResponseFormat'),
   },
   'StreamOptions',
 )

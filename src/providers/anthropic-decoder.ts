@@ -1,0 +1,473 @@
+/**
+ * Anthropic Messages API responses → `ProviderChunk`s: the streamed form
+ * (SSE events) and the non-streamed form (one JSON message body).
+ *
+ * Quirks handled here, each seen in real or proxied streams:
+ * - `message_start` may be sent twice identically (ignored), or again after
+ *   content when a proxy restarts the response (a `retry` chunk discards the
+ *   partial attempt).
+ * - `message_start` may already carry finished content and a stop reason
+ *   (programmatic tool calling), followed directly by `message_stop`.
+ * - `message_delta.usage` is cumulative and may revise `input_tokens`, so
+ *   the final usage is emitted as the difference to what was already sent.
+ * - A `tool_use` block may arrive with its whole `input` and no deltas, and
+ *   a zero-argument call streams `""`.
+ * - Blocks the runtime has no type for (server tools and their results,
+ *   citations, stop details, containers) become extension chunks.
+ */
+import type { ChunkStopReason, ExtensionChunk, ProviderChunk, UsageChunk } from '../types/chunk.js'
+import type { ModelSpec } from '../types/model.js'
+import type { AssistantMessage } from '../types/message.js'
+import { ProviderError, type ProviderErrorKind } from '../types/provider-error.js'
+import { MessageFold } from '../stream/message-fold.js'
+import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
+import type { WireDecoder } from './protocol.js'
+import type { SseEvent } from './sse.js'
+
+/** The provider name this adapter reports in errors and messages. */
+export const ANTHROPIC = 'anthropic'
+
+/** A JSON object, once narrowed from `unknown`. */
+export type Json = Record<string, unknown>
+
+/** Whether `value` is a JSON object (not an array, not null). */
+export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+const recordAt = (o: Json | undefined, key: string): Json | undefined => {
+  const v = o?.[key]
+  return isRecord(v) ? v : undefined
+}
+const stringAt = (o: Json | undefined, key: string): string | undefined => {
+  const v = o?.[key]
+  return typeof v === 'string' ? v : undefined
+}
+const countAt = (o: Json | undefined, key: string): number | undefined => {
+  const v = o?.[key]
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined
+}
+
+/**
+ * Anthropic error types → kinds. `invalid_request_error` is checked for
+ * context-overflow phrasing by the shared classifier.
+ */
+const errorKinds: Readonly<Record<string, ProviderErrorKind>> = {
+  overloaded_error: 'overloaded',
+  rate_limit_error: 'rateLimit',
+  api_error: 'server',
+  authentication_error: 'auth',
+  permission_error: 'auth',
+  not_found_error: 'modelNotFound',
+  invalid_request_error: 'invalidRequest',
+  request_too_large: 'contextOverflow',
+  timeout_error: 'timeout',
+}
+
+/** The kind an Anthropic error `type` names, if it is one this adapter knows. */
+export function anthropicErrorKind(type: string | undefined): ProviderErrorKind | undefined {
+  return type !== undefined && Object.hasOwn(errorKinds, type) ? errorKinds[type] : undefined
+}
+
+/**
+ * Anthropic stop reasons → chunk stop reasons. `pause_turn` (a server tool
+ * paused a long turn) ends the turn: the app may send the message back to
+ * let the model continue. `model_context_window_exceeded` is a length stop.
+ */
+const stopReasons: Readonly<Record<string, ChunkStopReason>> = {
+  end_turn: 'endTurn',
+  max_tokens: 'maxTokens',
+  stop_sequence: 'stopSequence',
+  tool_use: 'toolUse',
+  pause_turn: 'endTurn',
+  refusal: 'refusal',
+  model_context_window_exceeded: 'maxTokens',
+}
+
+/** The chunk stop reason of an Anthropic `stop_reason`; an unknown or missing one ends the turn (or asks for tools, if any were called). */
+export function anthropicStopReason(reason: string | undefined, calledTools: boolean): ChunkStopReason {
+  if (reason !== undefined && Object.hasOwn(stopReasons, reason)) return stopReasons[reason]!
+  return calledTools ? 'toolUse' : 'endTurn'
+}
+
+/** Prefix of extension type names that are not content blocks of the API (never replayed to it). */
+export const metaPrefix = 'anthropic.'
+
+/** Cumulative token counts, as Anthropic reports them (input already excludes cache reads and writes). */
+interface Counts {
+  input: number
+  output: number
+  cacheRead: number
+  cacheWrite: number
+  extra: Record<string, number>
+}
+
+const noCounts = (): Counts => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, extra: {} })
+
+/** `usage` over `base`: fields the server sent replace the earlier ones (they are cumulative). */
+function readCounts(usage: Json | undefined, base: Counts): Counts {
+  if (usage === undefined) return base
+  const extra = { ...base.extra }
+  const server = recordAt(usage, 'server_tool_use')
+  if (server !== undefined) {
+    for (const key of Object.keys(server)) {
+      const n = countAt(server, key)
+      if (n !== undefined && n > 0) extra[key] = n
+    }
+  }
+  return {
+    input: countAt(usage, 'input_tokens') ?? base.input,
+    output: countAt(usage, 'output_tokens') ?? base.output,
+    cacheRead: countAt(usage, 'cache_read_input_tokens') ?? base.cacheRead,
+    cacheWrite: countAt(usage, 'cache_creation_input_tokens') ?? base.cacheWrite,
+    extra,
+  }
+}
+
+/**
+ * What `next` adds to `sent`, as a usage chunk (undefined if nothing), and
+ * `sent` moved up to `next`. A count that went down cannot be taken back
+ * (chunks are summed): it stays at what was sent.
+ */
+function usageDelta(next: Counts, sent: Counts): UsageChunk | undefined {
+  const chunk: { -readonly [K in keyof UsageChunk]: UsageChunk[K] } = { type: 'usage' }
+  const step = (key: 'input' | 'output' | 'cacheRead' | 'cacheWrite'): void => {
+    const d = next[key] - sent[key]
+    if (d > 0) {
+      chunk[key] = d
+      sent[key] = next[key]
+    }
+  }
+  step('input')
+  step('output')
+  step('cacheRead')
+  step('cacheWrite')
+  const extra: Record<string, number> = {}
+  for (const key of Object.keys(next.extra)) {
+    const d = (next.extra[key] ?? 0) - (sent.extra[key] ?? 0)
+    if (d > 0) {
+      extra[key] = d
+      sent.extra[key] = next.extra[key]!
+    }
+  }
+  if (Object.keys(extra).length > 0) chunk.extra = extra
+  return Object.keys(chunk).length > 1 ? chunk : undefined
+}
+
+/** A content block being streamed, by its `index`. */
+type OpenBlock =
+  | { readonly kind: 'text'; readonly citations: unknown[] }
+  | { readonly kind: 'thinking'; signature: string }
+  | { readonly kind: 'redacted' }
+  | { readonly kind: 'tool'; readonly id: string; readonly input: unknown; sentArgs: boolean }
+  | { readonly kind: 'other'; readonly block: Json; partialJson: string; readonly citations: unknown[] }
+
+/** The arguments of a complete tool call, as a JSON fragment (`""` for none). */
+function argsJson(input: unknown): string {
+  if (input === undefined || input === null) return ''
+  if (isRecord(input) && Object.keys(input).length === 0) return ''
+  return JSON.stringify(input)
+}
+
+/**
+ * The stateful decoder of one streamed response. Throws a `ProviderError`
+ * for an `error` event, malformed JSON or an impossible event, and from
+ * `end()` when `message_stop` never came.
+ */
+export class AnthropicDecoder implements WireDecoder {
+  private phase: 'before' | 'streaming' | 'done' = 'before'
+  private startId = ''
+  /** Whether anything but pings arrived since `message_start` (a repeated start is then a restart, not a duplicate). */
+  private dirty = false
+  private restarts = 0
+  private blocks = new Map<number, OpenBlock>()
+  private stopReason: string | undefined
+  private calledTools = false
+  private counts = noCounts()
+  private sent = noCounts()
+  /** Message-level data without a block of its own, emitted just before `stop`. */
+  private meta: ExtensionChunk[] = []
+
+  event(e: SseEvent): readonly ProviderChunk[] {
+    if (e.event === 'ping' && e.data.trim() === '') return []
+    const json = parseEventJson(ANTHROPIC, e.data, e.event)
+    if (!isRecord(json)) throw protocolError(ANTHROPIC, `an event is not a JSON object: ${e.data.slice(0, 120)}`)
+    return this.handle(json, e.event)
+  }
+
+  end(): readonly ProviderChunk[] {
+    if (this.phase === 'done') return []
+    throw truncatedError(ANTHROPIC, this.phase === 'before' ? 'the response ended before it started' : "the stream ended before 'message_stop'")
+  }
+
+  /** Handles one event's JSON; `name` is the SSE event name, used when the JSON has no `type`. */
+  handle(json: Json, name?: string): ProviderChunk[] {
+    const type = stringAt(json, 'type') ?? name
+    if (type === 'ping') return []
+    if (type === 'error') throw this.errorOf(recordAt(json, 'error'))
+    if (this.phase === 'done') throw protocolError(ANTHROPIC, `'${String(type)}' arrived after 'message_stop'`)
+    if (type === 'message_start') return this.messageStart(json)
+    if (this.phase === 'before') throw protocolError(ANTHROPIC, `'${String(type)}' arrived before 'message_start'`)
+    this.dirty = true
+    switch (type) {
+      case 'content_block_start':
+        return this.blockStart(json)
+      case 'content_block_delta':
+        return this.blockDelta(json)
+      case 'content_block_stop':
+        return this.blockStop(countAt(json, 'index'))
+      case 'message_delta':
+        this.messageDelta(json)
+        return []
+      case 'message_stop':
+        return this.messageStop()
+      default:
+        // Event types added to the API later carry nothing this decoder can place.
+        return []
+    }
+  }
+
+  private errorOf(error: Json | undefined): ProviderError {
+    const code = stringAt(error, 'type')
+    const message = stringAt(error, 'message') ?? 'unknown error'
+    return streamError(ANTHROPIC, code, message, anthropicErrorKind(code))
+  }
+
+  private messageStart(json: Json): ProviderChunk[] {
+    const message = recordAt(json, 'message')
+    if (message === undefined) throw protocolError(ANTHROPIC, "'message_start' has no message")
+    const id = stringAt(message, 'id') ?? ''
+    const out: ProviderChunk[] = []
+    if (this.phase === 'streaming') {
+      // A repeat with nothing in between is the same response announced twice.
+      if (!this.dirty && id === this.startId) return []
+      this.restarts++
+      out.push({
+        type: 'retry',
+        attempt: this.restarts,
+        delayMs: 0,
+        error: ProviderError.of('protocol', ANTHROPIC, `${ANTHROPIC} restarted the response mid-stream (a second 'message_start'); the partial attempt is discarded`, { retryable: true }).info,
+      })
+      this.blocks = new Map()
+      this.stopReason = undefined
+      this.calledTools = false
+      this.meta = []
+      // The discarded attempt's usage stays counted downstream; the new one starts from zero.
+      this.counts = noCounts()
+      this.sent = noCounts()
+    }
+    this.phase = 'streaming'
+    this.startId = id
+    this.dirty = false
+    out.push({ type: 'messageStart', id, model: stringAt(message, 'model') ?? '' })
+    this.counts = readCounts(recordAt(message, 'usage'), this.counts)
+    const early = usageDelta(this.counts, this.sent)
+    if (early !== undefined) out.push(early)
+    // A message announced already finished (programmatic tool calling) lists its content here.
+    const content = message['content']
+    if (Array.isArray(content)) {
+      for (const block of content) {
+        if (!isRecord(block)) throw protocolError(ANTHROPIC, "a content block of 'message_start' is not an object")
+        out.push(...completeBlock(block))
+        if (block['type'] === 'tool_use') this.calledTools = true
+      }
+      if (content.length > 0) this.dirty = true
+    }
+    this.stopReason = stringAt(message, 'stop_reason') ?? undefined
+    return out
+  }
+
+  private blockStart(json: Json): ProviderChunk[] {
+    const index = countAt(json, 'index')
+    const block = recordAt(json, 'content_block')
+    if (index === undefined || block === undefined) throw protocolError(ANTHROPIC, "'content_block_start' without an index or a block")
+    const out: ProviderChunk[] = []
+    switch (block['type']) {
+      case 'text': {
+        const text = stringAt(block, 'text') ?? ''
+        if (text !== '') out.push({ type: 'textDelta', text })
+        const citations = Array.isArray(block['citations']) ? [...(block['citations'] as unknown[])] : []
+        this.blocks.set(index, { kind: 'text', citations })
+        break
+      }
+      case 'thinking': {
+        const thinking = stringAt(block, 'thinking') ?? ''
+        if (thinking !== '') out.push({ type: 'thinkingDelta', text: thinking })
+        this.blocks.set(index, { kind: 'thinking', signature: stringAt(block, 'signature') ?? '' })
+        break
+      }
+      case 'redacted_thinking':
+        out.push({ type: 'thinkingRedacted', data: stringAt(block, 'data') ?? '' })
+        this.blocks.set(index, { kind: 'redacted' })
+        break
+      case 'tool_use': {
+        const id = stringAt(block, 'id')
+        const name = stringAt(block, 'name')
+        if (id === undefined || name === undefined) throw protocolError(ANTHROPIC, "a 'tool_use' block without an id or a name")
+        out.push({ type: 'toolUseStart', id, name })
+        this.calledTools = true
+        this.blocks.set(index, { kind: 'tool', id, input: block['input'], sentArgs: false })
+        break
+      }
+      default:
+        this.blocks.set(index, { kind: 'other', block: { ...block }, partialJson: '', citations: [] })
+    }
+    return out
+  }
+
+  private blockDelta(json: Json): ProviderChunk[] {
+    const index = countAt(json, 'index')
+    const delta = recordAt(json, 'delta')
+    const open = index === undefined ? undefined : this.blocks.get(index)
+    if (open === undefined || delta === undefined) throw protocolError(ANTHROPIC, `'content_block_delta' for block ${String(index)}, which is not open`)
+    switch (delta['type']) {
+      case 'text_delta': {
+        const text = stringAt(delta, 'text') ?? ''
+        if (open.kind === 'text') return text === '' ? [] : [{ type: 'textDelta', text }]
+        break
+      }
+      case 'thinking_delta': {
+        const text = stringAt(delta, 'thinking') ?? ''
+        if (open.kind === 'thinking') return text === '' ? [] : [{ type: 'thinkingDelta', text }]
+        break
+      }
+      case 'signature_delta':
+        // Sent at the block's end; buffered so that one chunk closes the block.
+        if (open.kind === 'thinking') open.signature += stringAt(delta, 'signature') ?? ''
+        return []
+      case 'input_json_delta': {
+        const fragment = stringAt(delta, 'partial_json') ?? ''
+        if (open.kind === 'tool') {
+          if (fragment === '') return []
+          open.sentArgs = true
+          return [{ type: 'toolUseArgsDelta', id: open.id, fragment }]
+        }
+        if (open.kind === 'other') open.partialJson += fragment
+        return []
+      }
+      case 'citations_delta':
+        if (open.kind === 'text' || open.kind === 'other') open.citations.push(delta['citation'])
+        return []
+    }
+    // A delta kind this block does not take (or a newer one): kept on a block we keep whole, else nothing to place.
+    if (open.kind === 'other') {
+      const deltas = Array.isArray(open.block['deltas']) ? (open.block['deltas'] as unknown[]) : []
+      open.block['deltas'] = [...deltas, delta]
+    }
+    return []
+  }
+
+  private blockStop(index: number | undefined): ProviderChunk[] {
+    const open = index === undefined ? undefined : this.blocks.get(index)
+    if (open === undefined || index === undefined) return []
+    this.blocks.delete(index)
+    switch (open.kind) {
+      case 'text':
+        return open.citations.length === 0 ? [] : [{ type: 'extension', typeName: `${metaPrefix}citations`, data: { type: 'citations', citations: open.citations } }]
+      case 'thinking':
+        return open.signature === '' ? [] : [{ type: 'thinkingSignature', signature: open.signature }]
+      case 'redacted':
+        return []
+      case 'tool': {
+        const out: ProviderChunk[] = []
+        // No deltas: the call came whole in its start block.
+        if (!open.sentArgs) {
+          const args = argsJson(open.input)
+          if (args !== '') out.push({ type: 'toolUseArgsDelta', id: open.id, fragment: args })
+        }
+        out.push({ type: 'toolUseEnd', id: open.id })
+        return out
+      }
+      case 'other': {
+        const data: Json = { ...open.block }
+        if (open.partialJson.trim() !== '') data['input'] = parseEventJson(ANTHROPIC, open.partialJson, `${String(data['type'])} input`)
+        if (open.citations.length > 0) data['citations'] = [...(Array.isArray(data['citations']) ? (data['citations'] as unknown[]) : []), ...open.citations]
+        return [{ type: 'extension', typeName: String(data['type'] ?? 'unknown'), data }]
+      }
+    }
+  }
+
+  private messageDelta(json: Json): void {
+    const delta = recordAt(json, 'delta')
+    const reason = stringAt(delta, 'stop_reason')
+    if (reason !== undefined) this.stopReason = reason
+    this.counts = readCounts(recordAt(json, 'usage'), this.counts)
+    const details = recordAt(delta, 'stop_details')
+    if (details !== undefined) this.meta.push({ type: 'extension', typeName: `${metaPrefix}stop_details`, data: details })
+    const container = recordAt(delta, 'container')
+    if (container !== undefined) this.meta.push({ type: 'extension', typeName: `${metaPrefix}container`, data: container })
+    const management = recordAt(json, 'context_management')
+    const edits = management?.['applied_edits']
+    if (management !== undefined && Array.isArray(edits) && edits.length > 0) {
+      this.meta.push({ type: 'extension', typeName: `${metaPrefix}context_management`, data: management })
+    }
+  }
+
+  private messageStop(): ProviderChunk[] {
+    const out: ProviderChunk[] = []
+    // Blocks a server left open are closed rather than lost.
+    for (const index of [...this.blocks.keys()]) out.push(...this.blockStop(index))
+    out.push(...this.meta)
+    out.push({ type: 'stop', reason: anthropicStopReason(this.stopReason, this.calledTools) })
+    const final = usageDelta(this.counts, this.sent)
+    if (final !== undefined) out.push(final)
+    this.phase = 'done'
+    return out
+  }
+}
+
+/** The chunks of one complete content block (from a non-streamed message, or a `message_start` that lists content). */
+export function completeBlock(block: Json): ProviderChunk[] {
+  switch (block['type']) {
+    case 'text': {
+      const text = stringAt(block, 'text') ?? ''
+      const out: ProviderChunk[] = text === '' ? [] : [{ type: 'textDelta', text }]
+      const citations = block['citations']
+      if (Array.isArray(citations) && citations.length > 0) out.push({ type: 'extension', typeName: `${metaPrefix}citations`, data: { type: 'citations', citations } })
+      return out
+    }
+    case 'thinking': {
+      const thinking = stringAt(block, 'thinking') ?? ''
+      const signature = stringAt(block, 'signature') ?? ''
+      const out: ProviderChunk[] = []
+      if (thinking !== '') out.push({ type: 'thinkingDelta', text: thinking })
+      if (signature !== '') out.push({ type: 'thinkingSignature', signature })
+      return out
+    }
+    case 'redacted_thinking':
+      return [{ type: 'thinkingRedacted', data: stringAt(block, 'data') ?? '' }]
+    case 'tool_use': {
+      const id = stringAt(block, 'id')
+      const name = stringAt(block, 'name')
+      if (id === undefined || name === undefined) throw protocolError(ANTHROPIC, "a 'tool_use' block without an id or a name")
+      const args = argsJson(block['input'])
+      return [
+        { type: 'toolUseStart', id, name },
+        ...(args === '' ? [] : [{ type: 'toolUseArgsDelta' as const, id, fragment: args }]),
+        { type: 'toolUseEnd', id },
+      ]
+    }
+    default:
+      return [{ type: 'extension', typeName: String(block['type'] ?? 'unknown'), data: block }]
+  }
+}
+
+/** The chunks of a non-streamed Messages API response body (`{"type":"message",...}`); an error body throws its `ProviderError`. */
+export function anthropicChunksFromJson(json: unknown): ProviderChunk[] {
+  if (!isRecord(json)) throw protocolError(ANTHROPIC, 'the response body is not a JSON object')
+  const decoder = new AnthropicDecoder()
+  if (json['type'] === 'error') return decoder.handle(json)
+  return [...decoder.handle({ type: 'message_start', message: json }), ...decoder.handle({ type: 'message_stop' })]
+}
+
+/**
+ * Decodes a non-streamed Messages API response body into the assistant
+ * message the stream would have produced (named and priced by `model`).
+ * Throws a `ProviderError` for an error body or a malformed one.
+ */
+export function anthropicMessageFromJson(json: unknown, model: ModelSpec, timestamp: number = Date.now()): AssistantMessage {
+  const fold = new MessageFold(model, timestamp)
+  for (const chunk of anthropicChunksFromJson(json)) {
+    const result = fold.push(chunk)
+    if (typeof result === 'string') throw protocolError(ANTHROPIC, result)
+  }
+  return fold.finish()
+}
