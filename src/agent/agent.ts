@@ -29,6 +29,7 @@ import type { AgentOwnEvent, AgentRunEvent, EventStamp } from './agent-events.js
 import { initialAgentState, reduceAgentState, type AgentState } from './agent-state.js'
 import type { Checkpoint, CheckpointStore } from './checkpoint.js'
 import { turnMetrics, type MetricsCollector } from './metrics.js'
+import { compactionEventOf, slidingWindow, slidingWindowRecovery, type SlidingWindowOptions } from '../context/sliding-window.js'
 
 /** Which tool calls need a human's approval. */
 export type ApprovalMode =
@@ -72,13 +73,20 @@ export interface AgentOptions {
   readonly getApiKey?: (provider: string) => string | undefined | PromiseLike<string | undefined>
   readonly convertToLlm?: ConvertToLlm
   /**
-   * What the model sees each turn. Default: none. Pass `contextWindow(...)`
-   * (a sliding window) to bound it; with `recoverOverflow` it is also asked
-   * for a smaller context when the provider reports an overflow.
+   * What the model sees each turn. Default: a sliding window (`slidingWindow`:
+   * 100k tokens, 50k after an overflow, the first 2 messages kept, a tool
+   * call never separated from its results), configured by `contextWindow`;
+   * each time it drops messages a `compaction` event says what. `false`:
+   * the whole transcript, always.
    */
-  readonly transformContext?: TransformContext
-  /** Asked once per turn on a context-overflow error (see `slidingWindowRecovery`). */
-  readonly recoverOverflow?: (state: TurnState) => OverflowRecovery | undefined
+  readonly transformContext?: TransformContext | false
+  /** Options of the default sliding window. */
+  readonly contextWindow?: Omit<SlidingWindowOptions, 'onCompaction'>
+  /**
+   * Asked once per turn on a context-overflow error. Default: the sliding
+   * window in overflow mode (`slidingWindowRecovery`); `false`: fail the turn.
+   */
+  readonly recoverOverflow?: ((state: TurnState) => OverflowRecovery | undefined) | false
   /** Default `oneAtATime`. */
   readonly steeringMode?: QueueMode
   /** Default `oneAtATime`. */
@@ -200,6 +208,8 @@ export class Agent {
   private checkpointSeq = 0
   /** The transcript as of the last completed turn: what a checkpoint holds. */
   private boundary: readonly AgentMessage[]
+  private readonly transform: TransformContext | undefined
+  private readonly recover: ((state: TurnState) => OverflowRecovery | undefined) | undefined
   private readonly steeringQueue: AgentMessage[] = []
   private readonly followUpQueue: AgentMessage[] = []
 
@@ -231,8 +241,17 @@ export class Agent {
       }),
     )
     this.state$ = this.state$$.asObservable()
+    const window =
+      options.transformContext === undefined || options.recoverOverflow === undefined
+        ? slidingWindow({ ...options.contextWindow, onCompaction: (report) => this.emitOwn(compactionEventOf(report)) })
+        : undefined
+    this.transform = options.transformContext === false ? undefined : (options.transformContext ?? window)
+    this.recover =
+      options.recoverOverflow === false
+        ? undefined
+        : (options.recoverOverflow ?? (window === undefined ? undefined : slidingWindowRecovery(window, options.convertToLlm)))
     this.events$ = this.events$$.asObservable()
-    for (const [i, forward] of (options.forwarders ?? []).entries()) this.listeners.add({ name: `forwarder ${i + 1}`, fn: forward })
+    for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
   }
 
   /** Restores an agent from a checkpoint: same id, transcript, model, queues and plan mode. Call `continue()` to resume a run it was in. */
@@ -460,8 +479,8 @@ export class Agent {
     this.emit(stamped(event, this.stamp()))
   }
 
-  private emit(event: AgentRunEvent): void {
-    this.active?.replay.next(event)
+  private emit(event: AgentRunEvent, run: ActiveRun | undefined = this.active): void {
+    run?.replay.next(event)
     this.events$$.next(event)
   }
 
@@ -509,8 +528,8 @@ export class Agent {
       ...(o.retry === undefined ? {} : { retry: o.retry }),
       ...(o.fallback === undefined ? {} : { fallback: o.fallback.map((r) => ({ model: r.model, streamFn: this.streamFnOf(r.streamFn) })) }),
       ...(o.convertToLlm === undefined ? {} : { convertToLlm: o.convertToLlm }),
-      ...(o.transformContext === undefined ? {} : { transformContext: o.transformContext }),
-      ...(o.recoverOverflow === undefined ? {} : { recoverOverflow: o.recoverOverflow }),
+      ...(this.transform === undefined ? {} : { transformContext: this.transform }),
+      ...(this.recover === undefined ? {} : { recoverOverflow: this.recover }),
       ...(mode === 'bypassed' ? {} : { approveTool: approver, approvalRequired: mode === 'enabled' ? () => true : (tool: AgentTool) => tool.needsApproval === true }),
       policies: this.policies(),
       ...(o.maxTurns === undefined ? {} : { maxTurns: o.maxTurns }),
@@ -688,7 +707,7 @@ export class Agent {
         if (event.type === 'agentEnd') {
           this.boundary = this.state.messages
           finish()
-          this.emit(stamped(event, { agentId: this.id, runId, turnIndex: this.turnIndex }))
+          this.emit(stamped(event, { agentId: this.id, runId, turnIndex: this.turnIndex }), active)
           settle.resolve(event.result)
           return
         }

@@ -1,0 +1,2 @@
+export * from './estimate-tokens.js'
+export * from './sliding-window.js'

@@ -1,0 +1,231 @@
+/**
+ * The default context transform: a sliding window over the transcript that
+ * keeps the first messages and the newest ones that fit a token budget.
+ */
+import { defaultConvertToLlm, type ConvertToLlm } from '../../operators/transform-context.js'
+import type { OverflowRecovery } from '../../operators/call-model.js'
+import type { TurnState } from '../turn/turn-state.js'
+import type { CompactionEvent } from '../types/event.js'
+import type { AgentMessage, LlmMessage } from '../types/message.js'
+import { cachedEstimate, estimateTokens, type EstimateTokens } from './estimate-tokens.js'
+
+/** What a window dropped. The transcript itself is never changed; only what the model sees. */
+export interface CompactionReport {
+  readonly droppedMessages: number
+  readonly droppedTokens: number
+  readonly keptMessages: number
+  readonly keptTokens: number
+  /** The budget the window applied. */
+  readonly budget: number
+  /** Whether the smaller overflow budget applied. */
+  readonly overflow: boolean
+  /**
+   * True when what was kept still exceeds `budget`: the first messages and the
+   * newest unit (which are always kept) are larger than the budget on their own.
+   */
+  readonly overBudget: boolean
+}
+
+/** A window's answer with its report; `report` is absent when nothing was dropped. */
+export interface WindowResult {
+  /** The input array itself when nothing was dropped. */
+  readonly messages: readonly AgentMessage[]
+  readonly report?: CompactionReport
+}
+
+/** What a window is told each turn. */
+export interface WindowInfo {
+  readonly turnIndex: number
+  /** The provider rejected the context as too long: apply the smaller `overflowMaxTokens`. */
+  readonly overflow?: boolean
+}
+
+/** Options of {@link slidingWindow}. */
+export interface SlidingWindowOptions {
+  /** Token budget of the messages a model sees each turn (default 100,000). The system prompt and tools are not counted. */
+  readonly maxTokens?: number
+  /** Budget when `info.overflow` is set, after the provider rejected a context (default 50,000). */
+  readonly overflowMaxTokens?: number
+  /**
+   * Messages at the start that are always kept (default 2: typically the
+   * first prompt and its answer, which often set the task). When the last of
+   * them is an assistant message with tool calls, its results are kept too.
+   */
+  readonly keepFirst?: number
+  /** How a message is estimated (default {@link estimateTokens}); cached per message object. */
+  readonly estimate?: EstimateTokens
+  /** Told whenever the window drops something; not told by {@link SlidingWindow.compact}. */
+  readonly onCompaction?: (report: CompactionReport) => void
+}
+
+/**
+ * A sliding window: usable as a `TransformContext`, and callable with
+ * `{ overflow: true }` for the smaller budget.
+ */
+export interface SlidingWindow {
+  (messages: readonly AgentMessage[], info: WindowInfo): readonly AgentMessage[]
+  /** The same window, returning its report instead of telling `onCompaction`. */
+  readonly compact: (messages: readonly AgentMessage[], info?: WindowInfo) => WindowResult
+  readonly maxTokens: number
+  readonly overflowMaxTokens: number
+  readonly keepFirst: number
+}
+
+/**
+ * Tool results (and custom messages, which a model never sees) belong to the
+ * unit before them; a unit starts at each user or assistant message. An
+ * assistant message with tool calls is thus one unit with the results that
+ * answer it, and a kept tail cut at a unit start never begins with a result
+ * whose call was dropped.
+ */
+const startsUnit = (message: AgentMessage): boolean => message.role === 'user' || message.role === 'assistant'
+
+/**
+ * A sliding window over the transcript, the default context transform.
+ *
+ * Keeps the first `keepFirst` messages and the newest units that fit the
+ * budget together with them, dropping the oldest in between. A unit is a
+ * user message, or an assistant message with the tool results answering it:
+ * kept or dropped whole. The newest unit is always kept, even alone over
+ * budget (the report then says `overBudget`). When nothing is dropped, the
+ * input array itself is returned.
+ *
+ * Cost per turn: one pass over the messages, with estimates cached per
+ * message object, so a long transcript is estimated once, not every turn.
+ *
+ * @example
+ * const window = slidingWindow({ maxTokens: 30_000, onCompaction: (r) => log(r) })
+ * agentLoop(prompt, context, { model, streamFn, transformContext: window })
+ */
+export function slidingWindow(options: SlidingWindowOptions = {}): SlidingWindow {
+  const maxTokens = options.maxTokens ?? 100_000
+  const overflowMaxTokens = options.overflowMaxTokens ?? 50_000
+  const keepFirst = options.keepFirst ?? 2
+  const estimate = cachedEstimate(options.estimate ?? estimateTokens)
+  const compact = (messages: readonly AgentMessage[], info?: WindowInfo): WindowResult => {
+    const overflow = info?.overflow === true
+    return windowOf(messages, overflow ? overflowMaxTokens : maxTokens, overflow, keepFirst, estimate)
+  }
+  const window = (messages: readonly AgentMessage[], info: WindowInfo): readonly AgentMessage[] => {
+    const result = compact(messages, info)
+    if (result.report !== undefined) options.onCompaction?.(result.report)
+    return result.messages
+  }
+  return Object.assign(window, { compact, maxTokens, overflowMaxTokens, keepFirst })
+}
+
+function windowOf(
+  messages: readonly AgentMessage[],
+  budget: number,
+  overflow: boolean,
+  keepFirst: number,
+  estimate: EstimateTokens,
+): WindowResult {
+  const n = messages.length
+  let head = Math.min(Math.max(0, keepFirst), n)
+  // A head ending on a tool call keeps its results: a unit is never split.
+  if (head > 0) while (head < n && !startsUnit(messages[head]!)) head++
+  if (head >= n) return { messages }
+
+  let headTokens = 0
+  for (let i = 0; i < head; i++) headTokens += estimate(messages[i]!)
+  let total = headTokens
+  for (let i = head; i < n; i++) total += estimate(messages[i]!)
+  if (total <= budget) return { messages }
+
+  // With keepFirst 0 the transcript may open on orphan results or custom messages:
+  // a cut must drop at least one whole unit, not just those.
+  let firstUnit = head
+  while (firstUnit < n && !startsUnit(messages[firstUnit]!)) firstUnit++
+
+  // Walk back from the end over whole units; the first unit met is the newest, kept whatever it costs.
+  let suffix = 0
+  let cut = -1
+  let cutSuffix = 0
+  for (let i = n - 1; i > firstUnit; i--) {
+    suffix += estimate(messages[i]!)
+    if (!startsUnit(messages[i]!)) continue
+    if (cut !== -1 && headTokens + suffix > budget) break
+    cut = i
+    cutSuffix = suffix
+  }
+  // The newest unit is the first one after the head: there is nothing between to drop.
+  if (cut === -1) return { messages }
+
+  const kept = new Array<AgentMessage>(head + n - cut)
+  for (let i = 0; i < head; i++) kept[i] = messages[i]!
+  for (let i = cut; i < n; i++) kept[head + i - cut] = messages[i]!
+  const keptTokens = headTokens + cutSuffix
+  return {
+    messages: kept,
+    report: {
+      droppedMessages: cut - head,
+      droppedTokens: total - keptTokens,
+      keptMessages: kept.length,
+      keptTokens,
+      budget,
+      overflow,
+      overBudget: keptTokens > budget,
+    },
+  }
+}
+
+/**
+ * The report of a compaction that turned `before` into `after` (a
+ * subsequence of it, as any window's output is), or `undefined` when nothing
+ * was dropped. For transforms other than {@link slidingWindow} whose drops
+ * should be reported the same way.
+ */
+export function compactionOf(
+  before: readonly AgentMessage[],
+  after: readonly AgentMessage[],
+  options: { readonly budget: number; readonly overflow?: boolean; readonly estimate?: EstimateTokens },
+): CompactionReport | undefined {
+  if (before === after || after.length >= before.length) return undefined
+  const estimate = cachedEstimate(options.estimate ?? estimateTokens)
+  let total = 0
+  for (const message of before) total += estimate(message)
+  let keptTokens = 0
+  for (const message of after) keptTokens += estimate(message)
+  return {
+    droppedMessages: before.length - after.length,
+    droppedTokens: Math.max(0, total - keptTokens),
+    keptMessages: after.length,
+    keptTokens,
+    budget: options.budget,
+    overflow: options.overflow === true,
+    overBudget: keptTokens > options.budget,
+  }
+}
+
+/** The agent event announcing a report: reason `overflow` for the overflow budget, else `window`. */
+export function compactionEventOf(report: CompactionReport): CompactionEvent {
+  return { type: 'compaction', reason: report.overflow ? 'overflow' : 'window', ...compactionFields(report) }
+}
+
+// Only the event's own fields: the event codec has no room for `overflow` / `overBudget`.
+function compactionFields(report: CompactionReport): Omit<CompactionEvent, 'type' | 'reason'> {
+  const { droppedMessages, droppedTokens, keptMessages, keptTokens, budget } = report
+  return { droppedMessages, droppedTokens, keptMessages, keptTokens, budget }
+}
+
+/**
+ * A `recoverOverflow` for the loop or the Agent: when the provider says the
+ * context overflowed, the context that was sent (`state.llmMessages`, else the
+ * converted transcript) goes through `window` with the overflow budget.
+ * `undefined` (the error stands) when the window can drop nothing more.
+ * The window's `onCompaction` is not told: the loop emits the `compaction`
+ * event itself from the returned recovery.
+ */
+export function slidingWindowRecovery(
+  window: SlidingWindow,
+  convertToLlm: ConvertToLlm = defaultConvertToLlm,
+): (state: TurnState) => OverflowRecovery | undefined {
+  return (state) => {
+    const sent = state.llmMessages ?? convertToLlm(state.context.messages)
+    const { messages, report } = window.compact(sent, { turnIndex: state.turnIndex, overflow: true })
+    if (report === undefined) return undefined
+    // A window only drops messages, so what it keeps of LLM messages is LLM messages.
+    return { messages: messages as readonly LlmMessage[], compaction: compactionFields(report) }
+  }
+}
