@@ -60,16 +60,34 @@ describe('Agent', () => {
     expect(seen.filter((e) => e.type === 'turnMetrics')).toHaveLength(2)
   })
 
+  it('snapshots during streaming share the history: no copy per token', () => {
+    const history = Array.from({ length: 1000 }, (_, i) => ({ role: 'user' as const, content: [{ type: 'text' as const, text: `m${i}` }], timestamp: 0 }))
+    const model = scriptedModel([reply.text('streamed answer', { deltas: 5 })])
+    const agent = new Agent({ systemPrompt: '', model: model.model, streamFn: model.streamFn, messages: history, transformContext: false })
+    const during: { messages: readonly AgentMessage[]; stream: unknown }[] = []
+    agent.state$.subscribe((s) => s.streamMessage !== undefined && during.push({ messages: s.messages, stream: s.streamMessage }))
+    void agent.prompt('q')
+    expect(during.length).toBeGreaterThanOrEqual(5)
+    expect(new Set(during.map((d) => d.messages)).size).toBe(1)
+    expect(during.every((d) => Object.isFrozen(d.stream))).toBe(true)
+  })
+
   it('a second prompt while running is a clear error, or a follow-up when asked', () => {
+    let queued: Agent | undefined
     runAgentMarbles(() => {
-      const model = scriptedModel([{ marbles: '-s-(p|)', values: { s: chunk.start(), p: chunk.stop() } }, reply.text('second')])
+      const values = { s: chunk.start(), p: chunk.stop() }
+      const model = scriptedModel([{ marbles: '-s-(p|)', values }])
       const agent = new Agent({ systemPrompt: '', model: model.model, streamFn: model.streamFn })
       agent.prompt('one')
       expect(() => agent.prompt('two')).toThrow(AgentBusyError)
       expect(() => agent.prompt('two')).toThrow(/already running/)
-      const queued = new Agent({ systemPrompt: '', model: model.model, streamFn: model.streamFn, whileRunning: 'followUp' })
-      void queued
+      const other = scriptedModel([{ marbles: '-s-(p|)', values }, { marbles: '-s-(p|)', values }])
+      queued = new Agent({ systemPrompt: '', model: other.model, streamFn: other.streamFn, whileRunning: 'followUp' })
+      const first = queued.prompt('one')
+      const second = queued.prompt('two')
+      expect(second.runId).toBe(first.runId)
     })
+    expect(texts(queued!.state.messages)).toEqual(['user:one', 'assistant:', 'user:two', 'assistant:'])
   })
 
   it('steering during a tool batch joins the next turn; between turns, one at a time', () => {
