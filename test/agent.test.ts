@@ -345,4 +345,28 @@ describe('Agent', () => {
     expect(strip(restored.state.messages)).toEqual(strip(reference.state.messages))
     expect(texts(restored.state.messages).at(-1)).toMatch(/^assistant:final after 3 results, 2 user messages/)
   })
+
+  it('a checkpoint taken mid-stream in the first turn keeps the prompt and the drained steering; the restored run redoes the turn', async () => {
+    const reference = scriptedModel(rounds(2))
+    const ref = new Agent({ systemPrompt: 'sys', model: reference.model, streamFn: reference.streamFn, tools: [echo] })
+    await ref.prompt('start')
+
+    const first = scriptedModel(rounds(2))
+    const agent = new Agent({ id: 'mid', systemPrompt: 'sys', model: first.model, streamFn: first.streamFn, tools: [echo] })
+    let checkpoint: Promise<import('../src/agent/index.js').Checkpoint> | undefined
+    agent.subscribe((e) => {
+      if (e.type === 'messageUpdate' && checkpoint === undefined) {
+        checkpoint = agent.checkpoint()
+        agent.reset()
+      }
+    })
+    const killed = await agent.prompt('start')
+    expect(killed).toMatchObject({ stopReason: 'aborted', error: 'the agent was reset' })
+    const cp = await checkpoint!
+    expect(texts(cp.messages)).toEqual(['user:start'])
+    const second = scriptedModel(rounds(2))
+    const restored = Agent.restore(cp, { streamFn: second.streamFn, tools: [echo] })
+    await restored.continue()
+    expect(strip(restored.state.messages)).toEqual(strip(ref.state.messages))
+  })
 })

@@ -25,6 +25,7 @@ import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../types/request.js'
 import type { AgentResult } from '../types/result.js'
 import type { AgentTool } from '../types/tool.js'
+import { emptyCost, emptyUsage } from '../types/usage.js'
 import type { AgentOwnEvent, AgentRunEvent, EventStamp } from './agent-events.js'
 import { initialAgentState, reduceAgentState, type AgentState } from './agent-state.js'
 import type { Checkpoint, CheckpointStore } from './checkpoint.js'
@@ -181,6 +182,7 @@ interface ActiveRun {
   readonly abort: AbortController
   readonly replay: ReplaySubject<AgentRunEvent>
   readonly result: Promise<AgentResult>
+  readonly resolve: (result: AgentResult) => void
   subscription?: Subscription
 }
 
@@ -210,6 +212,10 @@ export class Agent {
   private boundary: readonly AgentMessage[]
   private readonly transform: TransformContext | undefined
   private readonly recover: ((state: TurnState) => OverflowRecovery | undefined) | undefined
+  /** The prompts of the run in progress, until its first turn completes. */
+  private runPrompts: readonly AgentMessage[] = []
+  /** Queued messages taken by the run since the last completed turn. */
+  private readonly drained = { steering: [] as AgentMessage[], followUp: [] as AgentMessage[] }
   private readonly steeringQueue: AgentMessage[] = []
   private readonly followUpQueue: AgentMessage[] = []
 
@@ -294,7 +300,7 @@ export class Agent {
       }
       throw new AgentBusyError(`agent ${this.id} is already running (${this.active.runId}): use steer() or followUp(), await waitForIdle(), or set whileRunning: 'followUp'`)
     }
-    return this.start((context, config) => agentLoop(messages, context, config), call)
+    return this.start((context, config) => agentLoop(messages, context, config), call, messages)
   }
 
   /**
@@ -305,12 +311,12 @@ export class Agent {
   continue(call: CallOptions = {}): AgentRun {
     if (this.active !== undefined) throw new AgentBusyError(`agent ${this.id} is already running (${this.active.runId})`)
     const steering = this.drain(this.steeringQueue, this.options.steeringMode)
-    if (steering.length > 0) return this.start((context, config) => agentLoop(steering, context, config), call)
+    if (steering.length > 0) return this.start((context, config) => agentLoop(steering, context, config), call, steering)
     const last = [...this.state.messages].reverse().find((m) => m.role !== 'custom')
     if (last?.role === 'assistant') {
       const followUps = this.drain(this.followUpQueue, this.options.followUpMode)
       if (followUps.length === 0) throw new Error(`agent ${this.id}: nothing to continue — the model had the last word and no steering or follow-up is queued`)
-      return this.start((context, config) => agentLoop(followUps, context, config), call)
+      return this.start((context, config) => agentLoop(followUps, context, config), call, followUps)
     }
     return this.start((context, config) => agentLoopContinue(context, config), call)
   }
@@ -333,12 +339,17 @@ export class Agent {
 
   /** Aborts any run and forgets the transcript, the queues and the last error. */
   reset(): void {
-    if (this.active !== undefined) {
-      this.active.abort.abort()
-      this.active.subscription?.unsubscribe()
-      this.active.replay.complete()
+    const active = this.active
+    if (active !== undefined) {
       this.active = undefined
+      active.abort.abort()
+      active.subscription?.unsubscribe()
+      active.replay.complete()
+      // Whoever awaits the run is told how it ended rather than left waiting.
+      active.resolve({ messages: [], stopReason: 'aborted', usage: emptyUsage, cost: emptyCost, error: 'the agent was reset' })
     }
+    this.drained.steering.length = 0
+    this.drained.followUp.length = 0
     this.steeringQueue.length = 0
     this.followUpQueue.length = 0
     this.boundary = []
@@ -449,9 +460,9 @@ export class Agent {
       createdAt: this.scheduler.now(),
       systemPrompt: this.state.systemPrompt,
       model: this.state.model,
-      messages: this.active === undefined ? this.state.messages : this.boundary,
-      steering: [...this.steeringQueue],
-      followUp: [...this.followUpQueue],
+      messages: this.active === undefined ? this.state.messages : [...this.boundary, ...this.runPrompts],
+      steering: [...(this.active === undefined ? [] : this.drained.steering), ...this.steeringQueue],
+      followUp: [...(this.active === undefined ? [] : this.drained.followUp), ...this.followUpQueue],
       planMode: this.state.planMode,
       midRun: this.active !== undefined,
       ...(metadata === undefined ? {} : { metadata }),
@@ -468,7 +479,17 @@ export class Agent {
 
   private drain(queue: AgentMessage[], mode: QueueMode = 'oneAtATime'): AgentMessage[] {
     if (queue.length === 0) return []
-    return mode === 'all' ? queue.splice(0) : queue.splice(0, 1)
+    const taken = mode === 'all' ? queue.splice(0) : queue.splice(0, 1)
+    // Delivered into a turn that is not complete yet: a checkpoint must still hold them.
+    if (this.active !== undefined) (queue === this.steeringQueue ? this.drained.steering : this.drained.followUp).push(...taken)
+    return taken
+  }
+
+  private markBoundary(): void {
+    this.boundary = this.state.messages
+    this.runPrompts = []
+    this.drained.steering.length = 0
+    this.drained.followUp.length = 0
   }
 
   private stamp(): EventStamp {
@@ -647,6 +668,7 @@ export class Agent {
               policies: { ...config.policies, postLoop: [...(config.policies?.postLoop ?? []), checkAnswer] },
             }),
           options.call ?? {},
+          messages,
         )
       : this.start(
           (context, config) =>
@@ -659,6 +681,7 @@ export class Agent {
               },
             ),
           options.call ?? {},
+          messages,
         )
     const value = run.result.then((result) => {
       if (answer !== undefined) return answer.value as t.TypeOf<C>
@@ -676,6 +699,7 @@ export class Agent {
   private start(
     loop: (context: { systemPrompt: string; messages: readonly AgentMessage[]; tools: readonly AgentTool[] }, config: AgentLoopConfig) => Observable<AgentEvent>,
     call: CallOptions,
+    prompts: readonly AgentMessage[] = [],
   ): AgentRun {
     const runId = `${this.id}/run-${++this.runCount}`
     const abort = new AbortController()
@@ -684,10 +708,11 @@ export class Agent {
     const result = new Promise<AgentResult>((resolve, reject) => (settle = { resolve, reject }))
     // An unawaited run must not turn its failure into an unhandled rejection.
     result.catch(() => undefined)
-    const active: ActiveRun = { runId, abort, replay, result }
+    const active: ActiveRun = { runId, abort, replay, result, resolve: (r) => settle.resolve(r) }
     this.active = active
     this.turnIndex = 0
-    this.boundary = this.state.messages
+    this.markBoundary()
+    this.runPrompts = prompts
     const metrics = this.options.metrics
     const events$ = loop(this.runContext(), this.loopConfig(call, abort)).pipe(turnMetrics(this.scheduler))
     const finish = (): void => {
@@ -703,9 +728,9 @@ export class Agent {
             this.emit(stamped({ type: 'listenerError', listener: 'metrics collector', error: errorText(error), eventType: 'turnMetrics' }, this.stamp()))
           }
         } else this.setState(reduceAgentState(this.state, event))
-        if (event.type === 'turnEnd') this.boundary = this.state.messages
+        if (event.type === 'turnEnd') this.markBoundary()
         if (event.type === 'agentEnd') {
-          this.boundary = this.state.messages
+          this.markBoundary()
           finish()
           this.emit(stamped(event, { agentId: this.id, runId, turnIndex: this.turnIndex }), active)
           settle.resolve(event.result)
