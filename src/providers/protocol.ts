@@ -59,22 +59,45 @@ export function resolveApiKey(protocol: WireProtocol<never>, settings: ProviderS
   return undefined
 }
 
-/** SSE parsing and a protocol's decoder, fed byte chunks as the network delivers them. */
+/**
+ * SSE parsing and a protocol's decoder, fed byte chunks as the network
+ * delivers them. A decoder failure does not lose what came before it in the
+ * same network chunk: `push` returns those chunks and keeps the error in
+ * `failure`, to be raised after they are emitted.
+ */
 export class WireReader {
   private readonly sse = new SseDecoder()
+  /** The first error the decoder raised; nothing is decoded after it. */
+  failure: unknown = undefined
+  private failed = false
   constructor(private readonly decoder: WireDecoder) {}
 
   push(bytes: Uint8Array | string): ProviderChunk[] {
     const out: ProviderChunk[] = []
-    for (const event of this.sse.push(bytes)) for (const chunk of this.decoder.event(event)) out.push(chunk)
+    if (this.failed) return out
+    try {
+      for (const event of this.sse.push(bytes)) for (const chunk of this.decoder.event(event)) out.push(chunk)
+    } catch (error) {
+      this.fail(error)
+    }
     return out
   }
 
   end(): ProviderChunk[] {
     const out: ProviderChunk[] = []
-    for (const event of this.sse.end()) for (const chunk of this.decoder.event(event)) out.push(chunk)
-    for (const chunk of this.decoder.end()) out.push(chunk)
+    if (this.failed) return out
+    try {
+      for (const event of this.sse.end()) for (const chunk of this.decoder.event(event)) out.push(chunk)
+      for (const chunk of this.decoder.end()) out.push(chunk)
+    } catch (error) {
+      this.fail(error)
+    }
     return out
+  }
+
+  private fail(error: unknown): void {
+    this.failed = true
+    this.failure = error
   }
 }
 
@@ -82,8 +105,15 @@ export class WireReader {
 export function decodeWire(decoder: WireDecoder, parts: readonly (Uint8Array | string)[]): ProviderChunk[] {
   const reader = new WireReader(decoder)
   const out: ProviderChunk[] = []
-  for (const part of parts) out.push(...reader.push(part))
+  const check = (): void => {
+    if (reader.failure !== undefined) throw reader.failure
+  }
+  for (const part of parts) {
+    out.push(...reader.push(part))
+    check()
+  }
   out.push(...reader.end())
+  check()
   return out
 }
 
@@ -105,17 +135,15 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
       const headers = settings.headers === undefined ? http : { ...http, headers: { ...http.headers, ...settings.headers } }
       return new Observable<ProviderChunk>((subscriber) => {
         const reader = new WireReader(protocol.decoder(request))
+        // Chunks decoded before a failure are emitted first: the partial answer keeps them.
         const emit = (read: () => ProviderChunk[]): boolean => {
-          let chunks: ProviderChunk[]
-          try {
-            chunks = read()
-          } catch (error) {
-            subscriber.error(error)
-            return false
-          }
-          for (const chunk of chunks) {
+          for (const chunk of read()) {
             if (subscriber.closed) return false
             subscriber.next(chunk)
+          }
+          if (reader.failure !== undefined) {
+            subscriber.error(reader.failure)
+            return false
           }
           return true
         }

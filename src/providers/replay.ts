@@ -25,9 +25,15 @@ export interface ReplayTarget {
   readonly normalizeToolCallId?: (id: string) => string
 }
 
-/** Whether `message` was written by the target model itself. */
+/** A model id without a trailing snapshot date (`claude-sonnet-4-5-20250929`, `gpt-5-nano-2025-08-07`). */
+export const undatedModelId = (id: string): string => id.replace(/-(?:\d{8}|\d{4}-\d{2}-\d{2})$/, '')
+
+/**
+ * Whether `message` was written by the target model itself. Responses name
+ * the dated snapshot while requests use the alias: both are the same model.
+ */
 export const isSameModel = (message: AssistantMessage, target: ReplayTarget): boolean =>
-  message.provider === target.provider && message.model === target.modelId
+  message.provider === target.provider && (message.model === target.modelId || undatedModelId(message.model) === undatedModelId(target.modelId))
 
 /** A small, stable hash (FNV-1a, base 36) for shortening ids without collisions in practice. */
 export function shortHash(value: string): string {

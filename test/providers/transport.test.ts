@@ -234,3 +234,12 @@ describe('transport', () => {
     expect((error as ProviderError).message).not.toContain(KEY)
   })
 })
+
+describe('WireReader', () => {
+  it('a decoder error keeps the chunks decoded before it in the same network chunk', async () => {
+    const s = await serve([{ chunks: [okChunks[0]! + okChunks[1]! + 'data: {"type":"textDelta","text":\n\n'] }])
+    const { message } = await run({})
+    expect(message).toMatchObject({ stopReason: 'error', errorKind: 'protocol', content: [{ type: 'text', text: 'Hel' }] })
+    void s
+  })
+})

@@ -1,0 +1,345 @@
+/**
+ * Chat Completions stream (`chat.completion.chunk` events) → `ProviderChunk`s.
+ *
+ * Quirks handled here, each seen in real streams of OpenAI or of a
+ * compatible server:
+ * - Tool calls are keyed by `index`, which need not start at 0. The id and
+ *   name may come after the first argument fragment, continuation deltas may
+ *   repeat the id or carry an empty name; fragments are buffered until the
+ *   call has both. A call may also arrive whole in one delta.
+ * - A new id at an index already in use is a new call (servers that number
+ *   every call 0).
+ * - Reasoning text arrives as `reasoning_content` or `reasoning`; Mistral
+ *   streams `content` as parts with `thinking` ones; OpenRouter's encrypted
+ *   `reasoning_details` become redacted thinking (the whole detail as data).
+ * - Usage comes in a final chunk with `choices: []` (`stream_options`), in
+ *   `x_groq.usage`, or inside the last choice. It is cumulative: the latest
+ *   report wins, and it is emitted once, after `stop`.
+ * - `data: [DONE]` ends the stream; some servers omit it, so a body that ends
+ *   after a `finish_reason` is complete too.
+ * - `{"error": {...}}` as a data payload (OpenRouter, vLLM) fails the stream.
+ */
+import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
+import { kindOfStatus, parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
+import type { WireDecoder } from './protocol.js'
+import type { SseEvent } from './sse.js'
+import { ProviderError, type ProviderErrorKind } from '../types/provider-error.js'
+import { isRecord, openaiCompat, type Compat, type Json } from './openai-chat-request.js'
+
+const recordAt = (o: Json | undefined, key: string): Json | undefined => {
+  const v = o?.[key]
+  return isRecord(v) ? v : undefined
+}
+const stringAt = (o: Json | undefined, key: string): string | undefined => {
+  const v = o?.[key]
+  return typeof v === 'string' ? v : undefined
+}
+const countAt = (o: Json | undefined, key: string): number | undefined => {
+  const v = o?.[key]
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined
+}
+
+/**
+ * Error codes and types of the OpenAI error body → kinds. Context overflow
+ * is also recognized by phrasing in the shared classifier.
+ */
+const errorKinds: Readonly<Record<string, ProviderErrorKind>> = {
+  context_length_exceeded: 'contextOverflow',
+  string_above_max_length: 'contextOverflow',
+  invalid_api_key: 'auth',
+  invalid_authentication: 'auth',
+  authentication_error: 'auth',
+  permission_error: 'auth',
+  unsupported_country_region_territory: 'auth',
+  model_not_found: 'modelNotFound',
+  rate_limit_exceeded: 'rateLimit',
+  rate_limit_error: 'rateLimit',
+  insufficient_quota: 'rateLimit',
+  server_error: 'server',
+  internal_error: 'server',
+  service_unavailable: 'overloaded',
+  overloaded_error: 'overloaded',
+  engine_overloaded: 'overloaded',
+  invalid_request_error: 'invalidRequest',
+}
+
+/** The kind an OpenAI-style error `code` or `type` names, if it is one this adapter knows. */
+export function openaiErrorKind(code: string | undefined): ProviderErrorKind | undefined {
+  return code !== undefined && Object.hasOwn(errorKinds, code) ? errorKinds[code] : undefined
+}
+
+/** Codes that look transient by kind but are not: an exhausted quota stays exhausted until someone pays. */
+export const nonRetryableCodes: ReadonlySet<string> = new Set(['insufficient_quota'])
+
+/** `finish_reason` → chunk stop reason. `function_call` is the legacy name of `tool_calls`. */
+const finishReasons: Readonly<Record<string, ChunkStopReason>> = {
+  stop: 'endTurn',
+  eos: 'endTurn',
+  end_turn: 'endTurn',
+  length: 'maxTokens',
+  model_length: 'maxTokens',
+  max_tokens: 'maxTokens',
+  tool_calls: 'toolUse',
+  function_call: 'toolUse',
+  content_filter: 'refusal',
+  stop_sequence: 'stopSequence',
+}
+
+/**
+ * The chunk stop reason of a `finish_reason`. A refusal streamed as
+ * `refusal` deltas is a refusal whatever the reason says; a server that
+ * says `stop` after tool calls (Ollama, some vLLM parsers) asked for tools.
+ */
+export function openaiStopReason(reason: string | undefined, calledTools: boolean, refused: boolean): ChunkStopReason {
+  if (refused) return 'refusal'
+  const mapped = reason !== undefined && Object.hasOwn(finishReasons, reason) ? finishReasons[reason]! : 'endTurn'
+  return mapped === 'endTurn' && calledTools ? 'toolUse' : mapped
+}
+
+/** Token counts in this runtime's terms (see `usage.ts`), from one OpenAI-style usage object. */
+export function openaiUsage(usage: Json, compat: Pick<Compat, 'completionTokensIncludeReasoning'> = openaiCompat): Omit<UsageChunk, 'type'> {
+  const prompt = countAt(usage, 'prompt_tokens') ?? 0
+  const completion = countAt(usage, 'completion_tokens') ?? 0
+  const total = countAt(usage, 'total_tokens')
+  // DeepSeek reports cache hits beside the standard details.
+  const cached = Math.min(prompt, countAt(recordAt(usage, 'prompt_tokens_details'), 'cached_tokens') ?? countAt(usage, 'prompt_cache_hit_tokens') ?? 0)
+  const reasoning = countAt(recordAt(usage, 'completion_tokens_details'), 'reasoning_tokens') ?? countAt(usage, 'reasoning_tokens') ?? 0
+  // xAI counts reasoning outside completion_tokens; its total shows it.
+  const excluded =
+    reasoning > 0 && (total !== undefined ? total === prompt + completion + reasoning && total !== prompt + completion : !compat.completionTokensIncludeReasoning)
+  const output = excluded ? completion + reasoning : completion
+  return {
+    input: prompt - cached,
+    output,
+    reasoning: Math.min(reasoning, output),
+    cacheRead: cached,
+    ...(total === undefined ? {} : { total }),
+  }
+}
+
+/** A tool call being streamed, by its `index`. */
+interface ToolSlot {
+  id: string | undefined
+  name: string | undefined
+  /** The id it was announced under (unique in the message), once started. */
+  started: string | undefined
+  /** Argument fragments received before the call could start. */
+  buffered: string
+}
+
+/**
+ * The stateful decoder of one streamed Chat Completions response. Throws a
+ * `ProviderError` for an error payload or malformed JSON, and from `end()`
+ * when the body ended before a `finish_reason` or `[DONE]`.
+ */
+export class OpenAIChatDecoder implements WireDecoder {
+  private started = false
+  private done = false
+  private finishReason: string | undefined
+  private finished = false
+  private refused = false
+  private readonly slots = new Map<number, ToolSlot>()
+  private readonly usedIds = new Set<string>()
+  private calledTools = false
+  private usage: Json | undefined
+  private annotations: unknown[] = []
+
+  constructor(
+    private readonly provider: string = 'openai',
+    private readonly compat: Compat = openaiCompat,
+  ) {}
+
+  event(e: SseEvent): readonly ProviderChunk[] {
+    const data = e.data.trim()
+    if (data === '') return []
+    if (data === '[DONE]') {
+      if (this.done) return []
+      this.done = true
+      return this.finish()
+    }
+    if (this.done) return []
+    const json = parseEventJson(this.provider, data, e.event)
+    if (!isRecord(json)) throw protocolError(this.provider, `an event is not a JSON object: ${data.slice(0, 120)}`)
+    return this.handle(json, e.event === 'error')
+  }
+
+  end(): readonly ProviderChunk[] {
+    if (this.done) return []
+    // Servers that omit [DONE] still said how the answer finished.
+    if (this.finished) {
+      this.done = true
+      return this.finish()
+    }
+    throw truncatedError(this.provider, this.started ? 'the stream ended before a finish_reason or [DONE]' : 'the response ended before it started')
+  }
+
+  /** Handles one `chat.completion.chunk` (or an error payload). */
+  handle(json: Json, errorEvent = false): ProviderChunk[] {
+    const error = json['error']
+    if (error !== undefined && error !== null) throw this.errorOf(error)
+    if (errorEvent) throw this.errorOf(json)
+    const out: ProviderChunk[] = []
+    if (!this.started) {
+      this.started = true
+      out.push({ type: 'messageStart', id: stringAt(json, 'id') ?? '', model: stringAt(json, 'model') ?? '' })
+    }
+    const choices = json['choices']
+    // One completion is asked for (n = 1); a server numbering it otherwise still sends only it.
+    const choice = Array.isArray(choices) ? (choices.find((c) => isRecord(c) && (c['index'] === undefined || c['index'] === 0)) ?? choices[0]) : undefined
+    // Reports are cumulative: the latest wins. Groq sends the same numbers twice in one chunk; only one is read.
+    const standard = recordAt(json, 'usage')
+    const groq = recordAt(recordAt(json, 'x_groq'), 'usage')
+    const usage = (this.compat.usageLocation === 'x_groq' ? (groq ?? standard) : (standard ?? groq)) ?? (isRecord(choice) ? recordAt(choice, 'usage') : undefined)
+    if (usage !== undefined) this.usage = usage
+    if (isRecord(choice)) this.choice(choice, out)
+    return out
+  }
+
+  private errorOf(error: unknown): ProviderError {
+    const body = isRecord(error) ? error : {}
+    const message = stringAt(body, 'message') ?? (typeof error === 'string' ? error : 'unknown error')
+    const rawCode = body['code']
+    // OpenRouter puts the upstream HTTP status in `code`.
+    if (typeof rawCode === 'number') return streamError(this.provider, String(rawCode), message, kindOfStatus(rawCode))
+    const code = typeof rawCode === 'string' && rawCode !== '' ? rawCode : stringAt(body, 'type')
+    const kind = openaiErrorKind(code) ?? openaiErrorKind(stringAt(body, 'type'))
+    const e = streamError(this.provider, code, message, kind)
+    return code !== undefined && nonRetryableCodes.has(code) ? new ProviderError({ ...e.info, retryable: false }) : e
+  }
+
+  private choice(choice: Json, out: ProviderChunk[]): void {
+    const delta = recordAt(choice, 'delta') ?? recordAt(choice, 'message')
+    if (delta !== undefined) this.delta(delta, out)
+    const reason = stringAt(choice, 'finish_reason')
+    if (reason !== undefined && reason !== '') {
+      if (reason === 'error') throw streamError(this.provider, 'finish_reason_error', 'the server ended the answer with an error')
+      this.finishReason = reason
+      this.finished = true
+      out.push(...this.closeTools())
+    }
+  }
+
+  private delta(delta: Json, out: ProviderChunk[]): void {
+    const reasoning = this.reasoningOf(delta)
+    if (reasoning !== '') out.push({ type: 'thinkingDelta', text: reasoning })
+    // OpenRouter's encrypted reasoning: unreadable, kept whole to be replayed to the model that wrote it.
+    const details = delta['reasoning_details']
+    if (Array.isArray(details)) {
+      for (const d of details) {
+        if (isRecord(d) && d['type'] === 'reasoning.encrypted' && typeof d['data'] === 'string' && d['data'] !== '') out.push({ type: 'thinkingRedacted', data: JSON.stringify(d) })
+      }
+    }
+    const content = delta['content']
+    if (typeof content === 'string') {
+      if (content !== '') out.push({ type: 'textDelta', text: content })
+    } else if (Array.isArray(content)) this.contentParts(content, out)
+    const refusal = stringAt(delta, 'refusal')
+    if (refusal !== undefined && refusal !== '') {
+      this.refused = true
+      out.push({ type: 'textDelta', text: refusal })
+    }
+    const calls = delta['tool_calls']
+    if (Array.isArray(calls)) calls.forEach((call, position) => isRecord(call) && this.toolDelta(call, position, out))
+    // The legacy single-call form.
+    const legacy = recordAt(delta, 'function_call')
+    if (legacy !== undefined) this.toolDelta({ index: 0, function: legacy }, 0, out)
+    const annotations = delta['annotations']
+    if (Array.isArray(annotations)) this.annotations.push(...(annotations as unknown[]))
+  }
+
+  /** Reasoning text of a delta: the compat row's field first, then the other one (never both: some servers mirror one into the other). */
+  private reasoningOf(delta: Json): string {
+    const fields = this.compat.reasoningField === 'reasoning' ? ['reasoning', 'reasoning_content'] : ['reasoning_content', 'reasoning']
+    for (const field of fields) {
+      const v = stringAt(delta, field)
+      if (v !== undefined && v !== '') return v
+    }
+    return ''
+  }
+
+  /** Content as a list of parts (Mistral): text, and thinking whose own parts hold text. */
+  private contentParts(parts: readonly unknown[], out: ProviderChunk[]): void {
+    for (const part of parts) {
+      if (!isRecord(part)) continue
+      if (part['type'] === 'text') {
+        const text = stringAt(part, 'text') ?? ''
+        if (text !== '') out.push({ type: 'textDelta', text })
+      } else if (part['type'] === 'thinking') {
+        const inner = part['thinking']
+        const text = typeof inner === 'string' ? inner : Array.isArray(inner) ? inner.map((p) => (isRecord(p) ? (stringAt(p, 'text') ?? '') : '')).join('') : ''
+        if (text !== '') out.push({ type: 'thinkingDelta', text })
+      } else out.push({ type: 'extension', typeName: String(part['type'] ?? 'unknown'), data: part })
+    }
+  }
+
+  private toolDelta(call: Json, position: number, out: ProviderChunk[]): void {
+    const index = countAt(call, 'index') ?? position
+    const fn = recordAt(call, 'function')
+    const id = stringAt(call, 'id')
+    const name = stringAt(fn, 'name')
+    const args = stringAt(fn, 'arguments') ?? ''
+    let slot = this.slots.get(index)
+    if (slot !== undefined && id !== undefined && id !== '' && slot.id !== undefined && id !== slot.id && (slot.started !== undefined || slot.name !== undefined)) {
+      // A different id at a used index: the server numbers every call alike.
+      out.push(...this.closeSlot(index, slot))
+      slot = undefined
+    }
+    if (slot === undefined) {
+      slot = { id: undefined, name: undefined, started: undefined, buffered: '' }
+      this.slots.set(index, slot)
+    }
+    if (id !== undefined && id !== '' && slot.id === undefined) slot.id = id
+    if (name !== undefined && name !== '' && slot.name === undefined) slot.name = name
+    if (slot.started !== undefined) {
+      if (args !== '') out.push({ type: 'toolUseArgsDelta', id: slot.started, fragment: args })
+      return
+    }
+    slot.buffered += args
+    if (slot.id !== undefined && slot.name !== undefined) this.startSlot(index, slot, out)
+  }
+
+  /**
+   * Announces a call with what it has (an id is made up if the server sent
+   * none), flushes its buffered arguments, and returns the id it got.
+   */
+  private startSlot(index: number, slot: ToolSlot, out: ProviderChunk[]): string {
+    let id = slot.id ?? `call_${index}`
+    // Ids must be unique in a message; a server repeating one gets it suffixed.
+    if (this.usedIds.has(id)) id = `${id}_${index}_${this.usedIds.size}`
+    this.usedIds.add(id)
+    slot.started = id
+    this.calledTools = true
+    out.push({ type: 'toolUseStart', id, name: slot.name ?? '' })
+    if (slot.buffered !== '') out.push({ type: 'toolUseArgsDelta', id, fragment: slot.buffered })
+    slot.buffered = ''
+    return id
+  }
+
+  private closeSlot(index: number, slot: ToolSlot): ProviderChunk[] {
+    this.slots.delete(index)
+    const out: ProviderChunk[] = []
+    const id = slot.started ?? this.startSlot(index, slot, out)
+    out.push({ type: 'toolUseEnd', id })
+    return out
+  }
+
+  /** Ends every call still open, in index order; a call whose name never came is kept with an empty name rather than dropped. */
+  private closeTools(): ProviderChunk[] {
+    const out: ProviderChunk[] = []
+    for (const index of [...this.slots.keys()].sort((a, b) => a - b)) out.push(...this.closeSlot(index, this.slots.get(index)!))
+    return out
+  }
+
+  private finish(): ProviderChunk[] {
+    const out: ProviderChunk[] = []
+    if (!this.started) {
+      this.started = true
+      out.push({ type: 'messageStart', id: '', model: '' })
+    }
+    out.push(...this.closeTools())
+    if (this.annotations.length > 0) out.push({ type: 'extension', typeName: 'openai.annotations', data: { type: 'annotations', annotations: this.annotations } })
+    out.push({ type: 'stop', reason: openaiStopReason(this.finishReason, this.calledTools, this.refused) })
+    if (this.usage !== undefined) out.push({ type: 'usage', ...openaiUsage(this.usage, this.compat) })
+    return out
+  }
+}

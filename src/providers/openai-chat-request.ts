@@ -1,0 +1,336 @@
+/**
+ * `LlmRequest` → Chat Completions request body, for api.openai.com and for
+ * the servers that speak its dialect (see `openai-compatible.ts`).
+ *
+ * What the API wants: the system prompt as the first message; tool results
+ * as one `tool` message per call, right after the assistant message that
+ * made the calls (nothing may come between them, so images a tool returned
+ * travel in a user message after the last result); arguments as JSON
+ * strings. Where servers differ, the `Compat` row says what to do.
+ */
+import type { ImageContent, UserContent } from '../types/content.js'
+import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
+import type { ModelSpec, ThinkingLevel } from '../types/model.js'
+import type { LlmRequest } from '../types/request.js'
+import { idSanitizer, prepareMessages } from './replay.js'
+
+/** A JSON object, once narrowed from `unknown`. */
+export type Json = Record<string, unknown>
+
+/** Whether `value` is a JSON object (not an array, not null). */
+export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** A reasoning effort as the `reasoning_effort` parameter names it. */
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high'
+
+/**
+ * How a server differs from api.openai.com. Plain data: one row per known
+ * server in `openai-compatible.ts`, overridable field by field.
+ */
+export interface Compat {
+  /** Whether `stream_options: {include_usage: true}` is sent (some servers reject unknown fields). */
+  readonly supportsStreamOptionsUsage: boolean
+  /** The field that caps the answer's length (`options.maxTokens`). */
+  readonly maxTokensField: 'max_tokens' | 'max_completion_tokens'
+  /** Whether reasoning models get the system prompt as a `developer` message. */
+  readonly supportsDeveloperRole: boolean
+  /** The delta field streamed reasoning text arrives in, and the assistant field it is replayed in. Both fields are read either way. */
+  readonly reasoningField: 'reasoning_content' | 'reasoning'
+  /** Whether the writing model's reasoning is sent back on its own assistant messages (DeepSeek rejects it; most servers ignore it). */
+  readonly replayReasoning: boolean
+  /**
+   * How a thinking level is requested: `reasoning_effort` (the parameter),
+   * `openrouter` (`reasoning: {effort}`), `thinking_type` (`thinking:
+   * {type: 'enabled'}`, DeepSeek), `chat_template_kwargs`
+   * (`{enable_thinking}`, Qwen-style templates on vLLM and llama.cpp), or
+   * `none` (the model decides; nothing is sent).
+   */
+  readonly thinkingParam: 'reasoning_effort' | 'openrouter' | 'thinking_type' | 'chat_template_kwargs' | 'none'
+  /** The efforts the server accepts, lowest first; a level maps to the nearest accepted one at or above it (`xhigh` → the highest). */
+  readonly reasoningEfforts: readonly ReasoningEffort[]
+  /** Where the final usage is reported: the standard `usage` field, or Groq's `x_groq.usage` (both are read either way; this one wins). */
+  readonly usageLocation: 'standard' | 'x_groq'
+  /** Whether `completion_tokens` counts reasoning tokens (xAI's does not). A `total_tokens` that says otherwise wins. */
+  readonly completionTokensIncludeReasoning: boolean
+  /** Longest tool-call id the server accepts. */
+  readonly toolCallIdMaxLength: number
+  /** `word`: `[a-zA-Z0-9_-]`, shortened with a hash when too long; `alphanumeric9`: exactly 9 of `[a-zA-Z0-9]` (Mistral), hash-mapped. */
+  readonly toolCallIdStyle: 'word' | 'alphanumeric9'
+  /** Whether `tool` messages must carry the tool's `name` (Mistral). */
+  readonly requiresToolResultName: boolean
+  /** Whether a user message may not directly follow a `tool` message (an assistant message is inserted between). */
+  readonly requiresAssistantAfterToolResult: boolean
+  /** Whether tool definitions may carry `strict` (sent only when the settings ask for strict tools). */
+  readonly supportsStrictTools: boolean
+  /** Whether `prompt_cache_key` (from `options.sessionId`) and `prompt_cache_retention` are sent. */
+  readonly supportsPromptCacheKey: boolean
+  /** Whether `temperature` may be sent together with a reasoning effort (OpenAI reasoning models reject it). */
+  readonly temperatureWithReasoning: boolean
+  /** The API's base URL including the version path (e.g. `https://api.groq.com/openai/v1`); a local server's usual address. */
+  readonly defaultBaseUrl?: string
+  /** Environment variables holding the key, in order of preference. */
+  readonly apiKeyEnv: readonly string[]
+  /** Whether a call without a key fails at once. */
+  readonly requiresApiKey: boolean
+}
+
+/** api.openai.com itself. */
+export const openaiCompat: Compat = Object.freeze({
+  supportsStreamOptionsUsage: true,
+  maxTokensField: 'max_completion_tokens',
+  supportsDeveloperRole: true,
+  reasoningField: 'reasoning_content',
+  replayReasoning: false,
+  thinkingParam: 'reasoning_effort',
+  reasoningEfforts: Object.freeze(['minimal', 'low', 'medium', 'high'] as const),
+  usageLocation: 'standard',
+  completionTokensIncludeReasoning: true,
+  toolCallIdMaxLength: 40,
+  toolCallIdStyle: 'word',
+  requiresToolResultName: false,
+  requiresAssistantAfterToolResult: false,
+  supportsStrictTools: true,
+  supportsPromptCacheKey: true,
+  temperatureWithReasoning: false,
+  defaultBaseUrl: 'https://api.openai.com/v1',
+  apiKeyEnv: Object.freeze(['OPENAI_API_KEY']),
+  requiresApiKey: true,
+})
+
+/** What the request body depends on besides the request and the compat row. */
+export interface OpenAIChatRequestSettings {
+  /** Sends tool definitions with `strict: true` where the server takes it (schemas must then meet OpenAI's strict rules). Default false. */
+  readonly strictTools?: boolean
+}
+
+/** Two independent 32-bit FNV-1a hashes of `value`, as one number below 2^53. */
+function hash53(value: string): number {
+  let a = 0x811c9dc5
+  let b = 0x050c5d1f
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15)
+  }
+  return ((a >>> 0) % 2 ** 21) * 2 ** 32 + (b >>> 0)
+}
+
+/**
+ * A Mistral tool-call id: exactly 9 characters of `[a-zA-Z0-9]`. Ids that
+ * already fit are kept; others map to a 9-character hash of the whole id,
+ * so that two ids stay distinct (36^9 ≈ 10^14 values).
+ */
+export function alphanumeric9ToolCallId(id: string): string {
+  if (/^[a-zA-Z0-9]{9}$/.test(id)) return id
+  return hash53(id).toString(36).slice(-9).padStart(9, '0')
+}
+
+/** The tool-call id rewriter a compat row asks for. */
+export function toolCallIdNormalizer(compat: Compat): (id: string) => string {
+  return compat.toolCallIdStyle === 'alphanumeric9' ? alphanumeric9ToolCallId : idSanitizer(/a-zA-Z0-9_-/, compat.toolCallIdMaxLength)
+}
+
+const effortOrder: readonly ReasoningEffort[] = ['minimal', 'low', 'medium', 'high']
+
+/** The accepted effort nearest to `level`, at or above it; `xhigh` and anything above the list take its highest. */
+export function reasoningEffortFor(level: Exclude<ThinkingLevel, 'off'>, accepted: readonly ReasoningEffort[]): ReasoningEffort | undefined {
+  if (accepted.length === 0) return undefined
+  const wanted = level === 'xhigh' ? effortOrder.length - 1 : effortOrder.indexOf(level)
+  const sorted = [...accepted].sort((x, y) => effortOrder.indexOf(x) - effortOrder.indexOf(y))
+  return sorted.find((e) => effortOrder.indexOf(e) >= wanted) ?? sorted.at(-1)
+}
+
+/** Whether an OpenAI model id names a reasoning model (o-series, gpt-5 family), which takes `developer` messages and no temperature. */
+export const isOpenAIReasoningModel = (modelId: string): boolean => /^(?:o\d|gpt-5)/.test(modelId.replace(/^openai\//, ''))
+
+/** The thinking parameters of the body for `model`, per the compat row. `reasoning` says whether an effort was requested. */
+function thinkingParams(model: ModelSpec, compat: Compat): { params: Json; reasoning: boolean } {
+  const level = model.thinkingLevel
+  switch (compat.thinkingParam) {
+    case 'chat_template_kwargs':
+      // Qwen-style templates think by default: "off" has to be said.
+      return { params: { chat_template_kwargs: { enable_thinking: level !== 'off' } }, reasoning: level !== 'off' }
+    case 'thinking_type':
+      return level === 'off' ? { params: {}, reasoning: false } : { params: { thinking: { type: 'enabled' } }, reasoning: true }
+    case 'reasoning_effort':
+    case 'openrouter': {
+      // "off" sends nothing: non-reasoning models reject the parameter, reasoning ones use their default.
+      if (level === 'off') return { params: {}, reasoning: false }
+      const effort = reasoningEffortFor(level, compat.reasoningEfforts)
+      if (effort === undefined) return { params: {}, reasoning: false }
+      return { params: compat.thinkingParam === 'openrouter' ? { reasoning: { effort } } : { reasoning_effort: effort }, reasoning: true }
+    }
+    case 'none':
+      return { params: {}, reasoning: false }
+  }
+}
+
+function imagePart(image: ImageContent): Json {
+  const source = image.source
+  const url = source.type === 'base64' ? `data:${source.mimeType};base64,${source.data}` : source.url
+  return { type: 'image_url', image_url: { url } }
+}
+
+/** Extension blocks that are Chat Completions input parts, passed through as they are. */
+const userPartTypes: ReadonlySet<string> = new Set(['file', 'input_audio'])
+
+/** A user message's content: a plain string when it is only text (every server takes that), else parts. */
+function userContent(content: readonly UserContent[]): string | Json[] | undefined {
+  const parts: Json[] = []
+  let onlyText = true
+  for (const block of content) {
+    if (block.type === 'text') {
+      if (block.text !== '') parts.push({ type: 'text', text: block.text })
+    } else if (block.type === 'image') {
+      onlyText = false
+      parts.push(imagePart(block))
+    } else if (userPartTypes.has(block.typeName) && isRecord(block.data) && block.data['type'] === block.typeName) {
+      onlyText = false
+      parts.push({ ...block.data })
+    }
+  }
+  if (parts.length === 0) return undefined
+  return onlyText ? parts.map((p) => p['text'] as string).join('\n') : parts
+}
+
+/** The text of a tool result; images are sent separately (see the module comment). */
+function toolResultText(result: ToolResultMessage): string {
+  const texts = result.content.flatMap((c) => (c.type === 'text' && c.text !== '' ? [c.text] : []))
+  const images = result.content.filter((c) => c.type === 'image').length
+  if (images > 0) texts.push(`(${images === 1 ? 'an image' : `${images} images`} returned by this tool call follow${images === 1 ? 's' : ''} in the next user message)`)
+  return texts.length === 0 ? '(no output)' : texts.join('\n')
+}
+
+/** The OpenRouter reasoning detail a redacted thinking block holds (see the decoder), if it is one. */
+function encryptedDetail(data: string | undefined): Json | undefined {
+  if (data === undefined || !data.startsWith('{')) return undefined
+  try {
+    const parsed: unknown = JSON.parse(data)
+    return isRecord(parsed) && typeof parsed['type'] === 'string' && parsed['type'].startsWith('reasoning.') ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function assistantWire(message: AssistantMessage, sameModel: boolean, compat: Compat): Json | undefined {
+  // Separate blocks were separated by something (thinking, a tool call): they stay apart.
+  const texts: string[] = []
+  let reasoning = ''
+  const details: Json[] = []
+  const calls: Json[] = []
+  for (const block of message.content) {
+    switch (block.type) {
+      case 'text':
+        if (block.text !== '') texts.push(block.text)
+        break
+      case 'thinking':
+        // Only the writing model's own thinking is left here (prepareMessages turned other models' into text).
+        if (!sameModel || !compat.replayReasoning) break
+        if (block.redacted !== true) reasoning += block.thinking
+        else {
+          const detail = encryptedDetail(block.signature)
+          if (detail !== undefined) details.push(detail)
+        }
+        break
+      case 'toolCall':
+        calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.arguments) } })
+        break
+      case 'extension':
+        // Annotations and other metadata have no input form in this API.
+        break
+    }
+  }
+  const text = texts.join('\n\n')
+  if (text === '' && calls.length === 0) return undefined
+  const out: Json = { role: 'assistant', content: text === '' ? null : text }
+  if (reasoning !== '') out[compat.reasoningField] = reasoning
+  if (details.length > 0) out['reasoning_details'] = details
+  if (calls.length > 0) out['tool_calls'] = calls
+  return out
+}
+
+/**
+ * Whether model id `a` names `b` or a dated snapshot of it: the API answers
+ * `gpt-4.1-mini-2025-04-14` for `gpt-4.1-mini`, and a message it wrote is
+ * still the same model's.
+ */
+export function sameModelId(a: string, b: string): boolean {
+  if (a === b) return true
+  const [short, long] = a.length < b.length ? [a, b] : [b, a]
+  return long.startsWith(`${short}-`) && /^(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$/.test(long.slice(short.length + 1))
+}
+
+/** The transcript as Chat Completions messages (without the system message). */
+export function openaiChatMessages(messages: readonly LlmMessage[], model: ModelSpec, compat: Compat = openaiCompat): Json[] {
+  const relabeled = messages.map((m) =>
+    m.role === 'assistant' && m.provider === model.provider && m.model !== model.modelId && sameModelId(m.model, model.modelId) ? { ...m, model: model.modelId } : m,
+  )
+  const prepared = prepareMessages(relabeled, { provider: model.provider, modelId: model.modelId, normalizeToolCallId: toolCallIdNormalizer(compat) })
+  const out: Json[] = []
+  // Images from the current run of tool results, sent once the run ends.
+  let pendingImages: Json[] = []
+  const pushUser = (wire: Json): void => {
+    if (compat.requiresAssistantAfterToolResult && out.at(-1)?.['role'] === 'tool') out.push({ role: 'assistant', content: 'I have the tool results.' })
+    out.push(wire)
+  }
+  const flushImages = (): void => {
+    if (pendingImages.length === 0) return
+    pushUser({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages] })
+    pendingImages = []
+  }
+  for (const m of prepared) {
+    if (m.role === 'toolResult') {
+      const wire: Json = { role: 'tool', tool_call_id: m.toolCallId, content: toolResultText(m) }
+      if (compat.requiresToolResultName) wire['name'] = m.toolName
+      out.push(wire)
+      for (const c of m.content) if (c.type === 'image') pendingImages.push(imagePart(c))
+      continue
+    }
+    flushImages()
+    if (m.role === 'user') {
+      const content = userContent(m.content)
+      if (content !== undefined) pushUser({ role: 'user', content })
+    } else {
+      const wire = assistantWire(m, m.provider === model.provider && m.model === model.modelId, compat)
+      if (wire !== undefined) out.push(wire)
+    }
+  }
+  flushImages()
+  return out
+}
+
+/**
+ * The Chat Completions request body for `request` (streaming), shaped by
+ * `compat` (default: api.openai.com). Only what the call sets is sent:
+ * `max_tokens` / `max_completion_tokens` from `options.maxTokens` (local
+ * servers reject a cap larger than what is left of the context), and a
+ * reasoning parameter only for thinking levels other than `off`.
+ */
+export function openaiChatRequestBody(request: LlmRequest, settings: OpenAIChatRequestSettings = {}, compat: Compat = openaiCompat): Json {
+  const { model, options } = request
+  const messages = openaiChatMessages(request.messages, model, compat)
+  const thinking = thinkingParams(model, compat)
+  if (request.systemPrompt.trim() !== '') {
+    const developer = compat.supportsDeveloperRole && (thinking.reasoning || isOpenAIReasoningModel(model.modelId))
+    messages.unshift({ role: developer ? 'developer' : 'system', content: request.systemPrompt })
+  }
+  const body: Json = { model: model.modelId, messages, stream: true }
+  if (compat.supportsStreamOptionsUsage) body['stream_options'] = { include_usage: true }
+  if (options?.maxTokens !== undefined) body[compat.maxTokensField] = options.maxTokens
+  const reasoningModel = thinking.reasoning || isOpenAIReasoningModel(model.modelId)
+  if (options?.temperature !== undefined && (compat.temperatureWithReasoning || !reasoningModel)) body['temperature'] = options.temperature
+  if (options?.stopSequences !== undefined && options.stopSequences.length > 0) body['stop'] = [...options.stopSequences]
+  Object.assign(body, thinking.params)
+  if (request.tools.length > 0) {
+    const strict = settings.strictTools === true && compat.supportsStrictTools
+    body['tools'] = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters, ...(strict ? { strict: true } : {}) },
+    }))
+  }
+  if (compat.supportsPromptCacheKey) {
+    if (options?.sessionId !== undefined && options.sessionId !== '') body['prompt_cache_key'] = options.sessionId
+    if (options?.cacheRetention === 'long') body['prompt_cache_retention'] = '24h'
+  }
+  return body
+}

@@ -1,0 +1,137 @@
+/**
+ * The OpenAI Chat Completions API (`POST /v1/chat/completions`, streamed)
+ * behind the `StreamFn` contract. For servers that speak the same dialect
+ * (Ollama, vLLM, Groq, OpenRouter, ...) use `openaiCompatible`.
+ *
+ * ```ts
+ * const streamFn = openaiChat() // key from OPENAI_API_KEY
+ * agentLoop(userMessage('hi'), context, { model: modelSpec('openai', 'gpt-4.1'), streamFn })
+ * ```
+ *
+ * Request building is in `openai-chat-request.ts`, response decoding in
+ * `openai-chat-decoder.ts`; this file is the wiring: URL, headers, errors.
+ */
+import type { StreamFn } from '../types/request.js'
+import { ProviderError } from '../types/provider-error.js'
+import { excerpt, httpError, parseJsonBody } from './errors.js'
+import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
+import type { HttpErrorClassifier } from './http.js'
+import { nonRetryableCodes, OpenAIChatDecoder, openaiErrorKind } from './openai-chat-decoder.js'
+import { isRecord, openaiChatRequestBody, openaiCompat, type Compat, type OpenAIChatRequestSettings } from './openai-chat-request.js'
+
+export { OpenAIChatDecoder, openaiErrorKind, openaiStopReason, openaiUsage } from './openai-chat-decoder.js'
+export {
+  alphanumeric9ToolCallId,
+  isOpenAIReasoningModel,
+  openaiChatMessages,
+  openaiChatRequestBody,
+  openaiCompat,
+  reasoningEffortFor,
+  sameModelId,
+  toolCallIdNormalizer,
+  type Compat,
+  type OpenAIChatRequestSettings,
+  type ReasoningEffort,
+} from './openai-chat-request.js'
+
+/** The provider name of api.openai.com. */
+export const OPENAI = 'openai'
+
+/** Settings of the Chat Completions adapter; every field is optional. */
+export interface OpenAIChatSettings extends ProviderSettings, OpenAIChatRequestSettings {
+  /**
+   * The API key (sent only as `Authorization: Bearer`), or a function
+   * resolving it per call. Default: the `OPENAI_API_KEY` environment variable.
+   */
+  readonly apiKey?: ProviderSettings['apiKey']
+  /** The API's base URL including `/v1` (default `https://api.openai.com/v1`); for proxies, gateways and Azure-style endpoints. */
+  readonly baseUrl?: string
+  /** Sent as the `OpenAI-Organization` header. */
+  readonly organization?: string
+  /** Sent as the `OpenAI-Project` header. */
+  readonly project?: string
+  /** Sends tool definitions with `strict: true` (their schemas must then meet OpenAI's strict-mode rules). Default false. */
+  readonly strictTools?: boolean
+}
+
+/**
+ * An HTTP error classifier for `provider`: status first, then the body's
+ * `{"error": {"message", "type", "code"}}` (`context_length_exceeded` is
+ * `contextOverflow`, `insufficient_quota` a rate limit that is not retried,
+ * `model_not_found`, `invalid_api_key`, ...); `retry-after(-ms)` gives the
+ * delay. Some servers send `{"error": "text"}`, a top-level `message` or
+ * `detail`: their text is used as the message.
+ */
+export function openaiHttpErrorClassifier(provider: string): HttpErrorClassifier {
+  return (status, headers, body) => {
+    const json = parseJsonBody(body)
+    const raw = isRecord(json) ? json['error'] : undefined
+    const error = isRecord(raw) ? raw : undefined
+    const rawCode = error?.['code']
+    const type = typeof error?.['type'] === 'string' ? error['type'] : undefined
+    const code = typeof rawCode === 'string' && rawCode !== '' ? rawCode : type
+    // vLLM puts the message at the top level, FastAPI-based servers in `detail`.
+    const top = isRecord(json) ? (json['message'] ?? json['detail']) : undefined
+    const message =
+      typeof error?.['message'] === 'string'
+        ? error['message']
+        : typeof raw === 'string'
+          ? raw
+          : typeof top === 'string'
+            ? top
+            : body.trim() === ''
+              ? `HTTP ${status}`
+              : excerpt(body)
+    // A code names the kind only where the status does not already say more (a 503 stays overloaded).
+    const kind = status >= 500 ? undefined : (openaiErrorKind(rawCode === undefined ? undefined : String(rawCode)) ?? openaiErrorKind(type))
+    return httpError({
+      provider,
+      status,
+      headers,
+      message,
+      ...(code === undefined ? {} : { code }),
+      ...(kind === undefined ? {} : { kind }),
+      ...(code !== undefined && nonRetryableCodes.has(code) ? { retryable: false } : {}),
+    })
+  }
+}
+
+/** The base URL without trailing slashes. */
+const trimUrl = (url: string): string => url.replace(/\/+$/, '')
+
+/**
+ * A Chat Completions wire protocol for `provider` shaped by `compat`: the
+ * building block of both `openaiChat` and `openaiCompatible`.
+ */
+export function openaiChatProtocolFor<S extends OpenAIChatSettings>(provider: string, compat: Compat): WireProtocol<S> {
+  const classify = openaiHttpErrorClassifier(provider)
+  return {
+    provider,
+    apiKeyEnv: compat.apiKeyEnv,
+    requiresApiKey: compat.requiresApiKey,
+    buildRequest: (request, settings, apiKey) => {
+      const base = settings.baseUrl ?? compat.defaultBaseUrl
+      if (base === undefined || base === '') throw ProviderError.of('invalidRequest', provider, `${provider}: no base URL (pass \`baseUrl\`)`)
+      return {
+        url: `${trimUrl(base)}/chat/completions`,
+        headers: {
+          ...request.options?.headers,
+          ...(settings.organization === undefined ? {} : { 'OpenAI-Organization': settings.organization }),
+          ...(settings.project === undefined ? {} : { 'OpenAI-Project': settings.project }),
+          ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }),
+        },
+        body: openaiChatRequestBody(request, settings, compat),
+      }
+    },
+    decoder: () => new OpenAIChatDecoder(provider, compat),
+    httpError: classify,
+  }
+}
+
+/** The OpenAI Chat Completions API as a wire protocol. */
+export const openaiChatProtocol: WireProtocol<OpenAIChatSettings> = openaiChatProtocolFor<OpenAIChatSettings>(OPENAI, openaiCompat)
+
+/** A `StreamFn` calling the OpenAI Chat Completions API with `settings`. */
+export function openaiChat(settings: OpenAIChatSettings = {}): StreamFn {
+  return streamFnOf(openaiChatProtocol, settings)
+}

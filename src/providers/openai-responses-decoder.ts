@@ -1,0 +1,477 @@
+/**
+ * OpenAI Responses API stream (SSE events named after their JSON `type`) →
+ * `ProviderChunk`s.
+ *
+ * Design choices, each forced by the wire or by replay:
+ * - Events are dispatched on the JSON `type`, not the `event:` line, so a
+ *   proxy that drops `event:` lines still works.
+ * - A function call's runtime id is `${call_id}|${item_id}`: replay needs
+ *   `call_id` for the `function_call_output` and the item id for the
+ *   `function_call` item itself (see `openai-responses-request.ts`).
+ * - A reasoning item ends with a `thinkingSignature` holding the JSON of
+ *   `{id, encrypted_content, summary}`: exactly what must be sent back for
+ *   the model to see its own reasoning again, with `store: false`.
+ * - Summary parts of one reasoning item are separated by a blank line
+ *   within one thinking block (the API has no other separator).
+ * - A custom (free-form) tool call's input is not JSON: it is buffered and
+ *   emitted once, at its end, as the arguments `{"input": "<text>"}`.
+ * - The synthetic `parallel` / `multi_tool_use.parallel` wrapper (one call
+ *   whose arguments list several calls) is unwrapped into one call per
+ *   entry, with ids `${call_id}_${k}` (k from 1) and no item id, since the
+ *   wrapper's item id would be shared by all of them.
+ * - Every message item ends with an `openai.message` extension chunk
+ *   `{id, phase?, annotations?}`: the item id and phase (commentary /
+ *   final answer) are replayed with the text, and citations are kept.
+ * - Items the runtime has no type for (web search, tool search, file
+ *   search, code interpreter, MCP, ...) become extension chunks with the
+ *   full item, at their `output_item.done`.
+ * - A finished item (`output_item.done`, `*.done`) is the reference: what
+ *   its deltas missed is emitted before it closes, so servers that skip or
+ *   trim deltas still yield the full text, thinking and arguments.
+ */
+import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
+import type { LlmRequest } from '../types/request.js'
+import { ProviderError, type ProviderErrorKind } from '../types/provider-error.js'
+import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
+import type { WireDecoder } from './protocol.js'
+import type { SseEvent } from './sse.js'
+
+/** The provider name this adapter reports in errors and messages. */
+export const OPENAI = 'openai'
+
+/** Type name of the extension chunk closing each message item. */
+export const MESSAGE_MARKER = 'openai.message'
+
+/** A JSON object, once narrowed from `unknown`. */
+export type Json = Record<string, unknown>
+
+/** Whether `value` is a JSON object (not an array, not null). */
+export const isJsonObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+const objectAt = (o: Json | undefined, key: string): Json | undefined => {
+  const v = o?.[key]
+  return isJsonObject(v) ? v : undefined
+}
+const stringAt = (o: Json | undefined, key: string): string | undefined => {
+  const v = o?.[key]
+  return typeof v === 'string' ? v : undefined
+}
+const countAt = (o: Json | undefined, key: string): number | undefined => {
+  const v = o?.[key]
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined
+}
+
+/** How an OpenAI error code classifies, when the code says more than the status. */
+interface CodeClass {
+  readonly kind: ProviderErrorKind
+  readonly retryable?: boolean
+}
+
+const errorCodes: Readonly<Record<string, CodeClass>> = {
+  rate_limit_exceeded: { kind: 'rateLimit' },
+  // Billing, not load: waiting does not help.
+  insufficient_quota: { kind: 'rateLimit', retryable: false },
+  server_error: { kind: 'server' },
+  internal_error: { kind: 'server' },
+  server_is_overloaded: { kind: 'overloaded' },
+  slow_down: { kind: 'overloaded' },
+  context_length_exceeded: { kind: 'contextOverflow' },
+  invalid_prompt: { kind: 'invalidRequest' },
+  invalid_request_error: { kind: 'invalidRequest' },
+  invalid_api_key: { kind: 'auth' },
+  authentication_error: { kind: 'auth' },
+  model_not_found: { kind: 'modelNotFound' },
+  vector_store_timeout: { kind: 'timeout' },
+}
+
+/**
+ * The class of an OpenAI error code (or type). Image errors (`invalid_image`,
+ * `image_too_large`, ...) are invalid requests; unknown codes are `undefined`.
+ */
+export function openaiErrorClass(code: string | undefined): CodeClass | undefined {
+  if (code === undefined) return undefined
+  if (Object.hasOwn(errorCodes, code)) return errorCodes[code]
+  if (/(^|_)image(_|$)/.test(code) || code.startsWith('invalid_')) return { kind: 'invalidRequest' }
+  return undefined
+}
+
+/** An error reported inside the stream (`error` event, `response.failed`), classified by its code. */
+export function openaiStreamError(code: string | undefined, message: string): ProviderError {
+  const known = openaiErrorClass(code)
+  const error = streamError(OPENAI, code, message, known?.kind)
+  return known?.retryable === undefined || error.info.kind !== known.kind ? error : new ProviderError({ ...error.info, retryable: known.retryable })
+}
+
+/** The error object of an `error` event: flat (`{type:'error', code, message}`) or nested under `error`. */
+function errorOf(json: Json): { code?: string; message: string } {
+  const inner = objectAt(json, 'error') ?? json
+  const code = stringAt(inner, 'code') ?? (inner === json ? undefined : stringAt(inner, 'type'))
+  const message = stringAt(inner, 'message') ?? 'the response failed'
+  return code === undefined ? { message } : { code, message }
+}
+
+/** Names of the synthetic wrapper some models emit for parallel calls. */
+const parallelWrapperNames: ReadonlySet<string> = new Set(['parallel', 'multi_tool_use.parallel'])
+
+/** One call listed in a parallel wrapper's arguments. */
+interface WrappedCall {
+  readonly name: string
+  readonly args: Json
+}
+
+/**
+ * The calls a `parallel` wrapper's arguments list, or `undefined` when the
+ * arguments are not that shape (the call is then kept as it is).
+ */
+export function unwrapParallel(args: string): WrappedCall[] | undefined {
+  let json: unknown
+  try {
+    json = JSON.parse(args)
+  } catch {
+    return undefined
+  }
+  const uses = isJsonObject(json) ? json['tool_uses'] : undefined
+  if (!Array.isArray(uses) || uses.length === 0) return undefined
+  const calls: WrappedCall[] = []
+  for (const use of uses) {
+    const recipient = isJsonObject(use) ? stringAt(use, 'recipient_name') : undefined
+    if (recipient === undefined || !isJsonObject(use)) return undefined
+    const parameters = use['parameters']
+    calls.push({ name: recipient.replace(/^functions\./, ''), args: isJsonObject(parameters) ? parameters : {} })
+  }
+  return calls
+}
+
+/** What the decoder tracks of one output item. */
+type ItemState =
+  /** `text`: what was streamed of the item so far; `part`: which summary or content part it is in. */
+  | { kind: 'message'; text: string }
+  | { kind: 'reasoning'; text: string; part: string | undefined }
+  | {
+      kind: 'call'
+      custom: boolean
+      /** A parallel wrapper: nothing is emitted until its arguments are complete. */
+      wrapper: boolean
+      runtimeId: string
+      name: string
+      callId: string
+      ended: boolean
+      /** Arguments (or custom input) received so far. */
+      args: string
+    }
+  | { kind: 'other' }
+
+/** Token counts of a finished response, as usage chunk fields (input excludes cached tokens). */
+export function openaiUsage(usage: Json | undefined): UsageChunk | undefined {
+  if (usage === undefined) return undefined
+  const input = countAt(usage, 'input_tokens') ?? 0
+  const cached = Math.min(countAt(objectAt(usage, 'input_tokens_details'), 'cached_tokens') ?? 0, input)
+  const output = countAt(usage, 'output_tokens') ?? 0
+  const reasoning = countAt(objectAt(usage, 'output_tokens_details'), 'reasoning_tokens') ?? 0
+  const total = countAt(usage, 'total_tokens')
+  return {
+    type: 'usage',
+    input: input - cached,
+    output,
+    // Reasoning is part of output; a server reporting more would break the invariant.
+    reasoning: Math.min(reasoning, output),
+    cacheRead: cached,
+    ...(total === undefined ? {} : { total }),
+  }
+}
+
+/** The chunk stop reason of a finished response. */
+export function openaiStopReason(status: string | undefined, incompleteReason: string | undefined, calledTools: boolean, refused: boolean): ChunkStopReason {
+  if (status === 'incomplete') {
+    if (incompleteReason === 'max_output_tokens') return 'maxTokens'
+    if (incompleteReason === 'content_filter') return 'refusal'
+  }
+  if (refused) return 'refusal'
+  return calledTools ? 'toolUse' : 'endTurn'
+}
+
+/** The non-empty `text` fields of a list of parts, one blank line apart (how summary parts are streamed). */
+function joinTexts(parts: unknown): string {
+  if (!Array.isArray(parts)) return ''
+  return parts
+    .map((p) => (isJsonObject(p) ? (stringAt(p, 'text') ?? '') : ''))
+    .filter((t) => t !== '')
+    .join('\n\n')
+}
+
+/**
+ * What a finished item holds beyond what was streamed of it: the first of
+ * `finals` that extends `streamed`, minus `streamed`. Streamed text cannot be
+ * taken back, so a final text that contradicts it adds nothing.
+ */
+function remainder(streamed: string, finals: readonly string[]): string {
+  for (const final of finals) if (final.length > streamed.length && final.startsWith(streamed)) return final.slice(streamed.length)
+  return ''
+}
+
+/** The stateful decoder of one streamed response. */
+export class OpenAIResponsesDecoder implements WireDecoder {
+  private started = false
+  private responseId: string | undefined
+  private done = false
+  private calledTools = false
+  private refused = false
+  private readonly items = new Map<string, ItemState>()
+  /** output_index → item key, for servers whose deltas carry no item_id. */
+  private readonly byIndex = new Map<number, string>()
+  /** Tool names the request defines: a tool of the user's own named `parallel` is never unwrapped. */
+  private readonly ownTools: ReadonlySet<string>
+
+  constructor(request?: Pick<LlmRequest, 'tools'>) {
+    this.ownTools = new Set((request?.tools ?? []).map((t) => t.name))
+  }
+
+  event(event: SseEvent): ProviderChunk[] {
+    // Some gateways end OpenAI-style streams with a Chat Completions terminator.
+    if (event.data.trim() === '[DONE]' || event.data.trim() === '') return []
+    const json = parseEventJson(OPENAI, event.data, event.event)
+    if (!isJsonObject(json)) throw protocolError(OPENAI, `an event is not a JSON object: ${event.data.slice(0, 80)}`)
+    // The response is over; anything after its terminal event is noise.
+    if (this.done) return []
+    const type = stringAt(json, 'type') ?? event.event
+    if (type === 'error') {
+      const e = errorOf(json)
+      throw openaiStreamError(e.code, e.message)
+    }
+    const out: ProviderChunk[] = []
+    if (type === 'response.created' || type === 'response.in_progress' || type === 'response.queued') {
+      this.start(out, objectAt(json, 'response'))
+      return out
+    }
+    this.start(out, undefined)
+    switch (type) {
+      case 'response.output_item.added':
+        this.itemAdded(out, json)
+        break
+      case 'response.output_item.done':
+        this.itemDone(out, json)
+        break
+      case 'response.output_text.delta':
+      case 'response.refusal.delta': {
+        const item = this.item(json, 'message')
+        const delta = stringAt(json, 'delta') ?? ''
+        if (type === 'response.refusal.delta') this.refused = true
+        if (delta === '') break
+        if (item?.kind === 'message') item.text += delta
+        out.push({ type: 'textDelta', text: delta })
+        break
+      }
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta': {
+        const summary = type === 'response.reasoning_summary_text.delta'
+        const index = countAt(json, summary ? 'summary_index' : 'content_index') ?? 0
+        this.thinking(out, this.item(json, 'reasoning'), `${summary ? 's' : 'r'}${index}`, stringAt(json, 'delta') ?? '')
+        break
+      }
+      case 'response.function_call_arguments.delta':
+      case 'response.custom_tool_call_input.delta': {
+        const item = this.item(json, undefined)
+        const delta = stringAt(json, 'delta') ?? ''
+        if (item?.kind !== 'call' || item.ended || delta === '') break
+        item.args += delta
+        // Custom input is not JSON: it is sent whole, JSON-encoded, at the end.
+        if (!item.custom && !item.wrapper) out.push({ type: 'toolUseArgsDelta', id: item.runtimeId, fragment: delta })
+        break
+      }
+      case 'response.function_call_arguments.done':
+      case 'response.custom_tool_call_input.done': {
+        const item = this.item(json, undefined)
+        if (item?.kind === 'call') this.endCall(out, item, stringAt(json, item.custom ? 'input' : 'arguments'))
+        break
+      }
+      case 'response.completed':
+      case 'response.incomplete':
+      case 'response.failed':
+      case 'response.cancelled':
+        this.finish(out, type, objectAt(json, 'response'))
+        break
+      default:
+        // Progress events (content parts, searches in progress, annotations
+        // already in the finished item) carry nothing the message needs.
+        break
+    }
+    return out
+  }
+
+  end(): ProviderChunk[] {
+    if (!this.done) throw truncatedError(OPENAI, this.started ? 'the stream ended before the response completed' : 'the stream ended before the response started')
+    return []
+  }
+
+  private start(out: ProviderChunk[], response: Json | undefined): void {
+    const id = stringAt(response, 'id')
+    if (this.started) {
+      // A second response inside one HTTP body would mix two answers into one message.
+      if (id !== undefined && this.responseId !== undefined && id !== this.responseId) {
+        throw protocolError(OPENAI, `a second response (${id}) started inside response ${this.responseId}`)
+      }
+      return
+    }
+    this.started = true
+    this.responseId = id
+    out.push({ type: 'messageStart', id: id ?? '', model: stringAt(response, 'model') ?? '' })
+  }
+
+  /** The key of the item an event is about: its `item_id`, else its `output_index`. */
+  private keyOf(json: Json): string | undefined {
+    const id = stringAt(json, 'item_id')
+    if (id !== undefined) return id
+    const index = countAt(json, 'output_index')
+    return index === undefined ? undefined : (this.byIndex.get(index) ?? `#${index}`)
+  }
+
+  /** The state of the item `json` is about; created as `kind` when the server skipped `output_item.added`. */
+  private item(json: Json, kind: 'message' | 'reasoning' | undefined): ItemState | undefined {
+    const key = this.keyOf(json)
+    if (key === undefined) return undefined
+    let state = this.items.get(key)
+    if (state === undefined && kind !== undefined) {
+      state = kind === 'message' ? { kind, text: '' } : { kind, text: '', part: undefined }
+      this.items.set(key, state)
+    }
+    return state
+  }
+
+  private thinking(out: ProviderChunk[], item: ItemState | undefined, part: string, text: string): void {
+    if (item?.kind !== 'reasoning' || text === '') return
+    if (item.text !== '' && item.part !== part) {
+      item.text += '\n\n'
+      out.push({ type: 'thinkingDelta', text: '\n\n' })
+    }
+    item.text += text
+    item.part = part
+    out.push({ type: 'thinkingDelta', text })
+  }
+
+  private itemAdded(out: ProviderChunk[], json: Json): void {
+    const item = objectAt(json, 'item')
+    if (item === undefined) return
+    const index = countAt(json, 'output_index')
+    const key = stringAt(item, 'id') ?? `#${index ?? this.items.size}`
+    if (index !== undefined) this.byIndex.set(index, key)
+    if (this.items.has(key)) return
+    const type = stringAt(item, 'type')
+    if (type === 'message') this.items.set(key, { kind: 'message', text: '' })
+    else if (type === 'reasoning') this.items.set(key, { kind: 'reasoning', text: '', part: undefined })
+    else if (type === 'function_call' || type === 'custom_tool_call') this.startCall(out, key, item, type === 'custom_tool_call')
+    else this.items.set(key, { kind: 'other' })
+  }
+
+  private startCall(out: ProviderChunk[], key: string, item: Json, custom: boolean): ItemState & { kind: 'call' } {
+    const name = stringAt(item, 'name') ?? ''
+    const callId = stringAt(item, 'call_id') ?? key
+    const itemId = stringAt(item, 'id')
+    const wrapper = !custom && parallelWrapperNames.has(name) && !this.ownTools.has(name)
+    const state: ItemState & { kind: 'call' } = {
+      kind: 'call',
+      custom,
+      wrapper,
+      runtimeId: itemId === undefined || itemId === callId ? callId : `${callId}|${itemId}`,
+      name,
+      callId,
+      ended: false,
+      args: '',
+    }
+    this.items.set(key, state)
+    this.calledTools = true
+    if (!wrapper) out.push({ type: 'toolUseStart', id: state.runtimeId, name })
+    // A server may send the whole call in `output_item.added`.
+    const initial = stringAt(item, custom ? 'input' : 'arguments') ?? ''
+    if (initial !== '') {
+      state.args = initial
+      if (!custom && !wrapper) out.push({ type: 'toolUseArgsDelta', id: state.runtimeId, fragment: initial })
+    }
+    return state
+  }
+
+  /** Ends a call with the complete arguments the server stated (if any): what the deltas missed is sent first. */
+  private endCall(out: ProviderChunk[], call: ItemState & { kind: 'call' }, complete: string | undefined): void {
+    if (call.ended) return
+    call.ended = true
+    const rest = remainder(call.args, complete === undefined ? [] : [complete])
+    if (rest !== '') {
+      call.args += rest
+      if (!call.custom && !call.wrapper) out.push({ type: 'toolUseArgsDelta', id: call.runtimeId, fragment: rest })
+    }
+    if (call.wrapper) {
+      const calls = unwrapParallel(call.args)
+      if (calls !== undefined) {
+        calls.forEach((c, k) => {
+          const id = `${call.callId}_${k + 1}`
+          out.push({ type: 'toolUseStart', id, name: c.name }, { type: 'toolUseArgsDelta', id, fragment: JSON.stringify(c.args) }, { type: 'toolUseEnd', id })
+        })
+        return
+      }
+      // Not the wrapper's shape after all: the call is kept as the model made it.
+      out.push({ type: 'toolUseStart', id: call.runtimeId, name: call.name }, { type: 'toolUseArgsDelta', id: call.runtimeId, fragment: call.args })
+    } else if (call.custom) {
+      out.push({ type: 'toolUseArgsDelta', id: call.runtimeId, fragment: JSON.stringify({ input: call.args }) })
+    }
+    out.push({ type: 'toolUseEnd', id: call.runtimeId })
+  }
+
+  private itemDone(out: ProviderChunk[], json: Json): void {
+    const item = objectAt(json, 'item')
+    if (item === undefined) return
+    const index = countAt(json, 'output_index')
+    const key = stringAt(item, 'id') ?? (index === undefined ? undefined : this.byIndex.get(index)) ?? `#${index ?? this.items.size}`
+    const type = stringAt(item, 'type')
+    const state = this.items.get(key)
+    if (type === 'message') {
+      const parts = Array.isArray(item['content']) ? item['content'].filter(isJsonObject) : []
+      if (parts.some((p) => stringAt(p, 'type') === 'refusal')) this.refused = true
+      const full = parts.map((p) => stringAt(p, 'text') ?? stringAt(p, 'refusal') ?? '').join('')
+      const rest = remainder(state?.kind === 'message' ? state.text : '', [full])
+      if (rest !== '') out.push({ type: 'textDelta', text: rest })
+      const annotations = parts.flatMap((p) => (Array.isArray(p['annotations']) ? p['annotations'] : []))
+      const phase = item['phase']
+      out.push({
+        type: 'extension',
+        typeName: MESSAGE_MARKER,
+        data: { id: stringAt(item, 'id') ?? '', ...(phase === undefined || phase === null ? {} : { phase }), ...(annotations.length === 0 ? {} : { annotations }) },
+      })
+    } else if (type === 'reasoning') {
+      const summary = Array.isArray(item['summary']) ? item['summary'] : []
+      const reasoning = state?.kind === 'reasoning' ? state : { kind: 'reasoning' as const, text: '', part: undefined }
+      const rest = remainder(reasoning.text, [joinTexts(summary), joinTexts(item['content'])])
+      if (rest !== '') {
+        reasoning.text += rest
+        out.push({ type: 'thinkingDelta', text: rest })
+      }
+      const encrypted = stringAt(item, 'encrypted_content')
+      out.push({
+        type: 'thinkingSignature',
+        signature: JSON.stringify({ id: stringAt(item, 'id') ?? key, ...(encrypted === undefined ? {} : { encrypted_content: encrypted }), summary }),
+      })
+    } else if (type === 'function_call' || type === 'custom_tool_call') {
+      const custom = type === 'custom_tool_call'
+      const call = state?.kind === 'call' ? state : this.startCall(out, key, { ...item, arguments: '', input: '' }, custom)
+      this.endCall(out, call, stringAt(item, custom ? 'input' : 'arguments'))
+    } else if (type !== undefined) {
+      out.push({ type: 'extension', typeName: type, data: item })
+    }
+  }
+
+  private finish(out: ProviderChunk[], type: string, response: Json | undefined): void {
+    this.done = true
+    const status = stringAt(response, 'status') ?? type.slice('response.'.length)
+    if (status === 'cancelled') throw ProviderError.of('unknown', OPENAI, `${OPENAI}: the response was cancelled`, { code: 'cancelled' })
+    if (status === 'failed') {
+      const error = objectAt(response, 'error')
+      throw openaiStreamError(stringAt(error, 'code'), stringAt(error, 'message') ?? 'the response failed')
+    }
+    if (status !== 'incomplete') {
+      // A completed response whose call items never closed: their arguments are all there.
+      for (const item of this.items.values()) if (item.kind === 'call' && !item.ended) this.endCall(out, item, undefined)
+    }
+    const reason = stringAt(objectAt(response, 'incomplete_details'), 'reason')
+    out.push({ type: 'stop', reason: openaiStopReason(status, reason, this.calledTools, this.refused) })
+    const usage = openaiUsage(objectAt(response, 'usage'))
+    if (usage !== undefined) out.push(usage)
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The OpenAI Responses API (`POST /v1/responses`, streamed) behind the
+ * `StreamFn` contract.
+ *
+ * ```ts
+ * const streamFn = openaiResponses() // key from OPENAI_API_KEY
+ * agentLoop(userMessage('hi'), context, { model: model('gpt-5', 'medium'), streamFn })
+ * ```
+ *
+ * Request building is in `openai-responses-request.ts`, response decoding in
+ * `openai-responses-decoder.ts`; this file is the wiring: URL, headers, errors.
+ */
+import type { StreamFn } from '../types/request.js'
+import type { ProviderError } from '../types/provider-error.js'
+import { excerpt, httpError, kindOfStatus, parseJsonBody } from './errors.js'
+import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
+import { isJsonObject, OPENAI, OpenAIResponsesDecoder, openaiErrorClass } from './openai-responses-decoder.js'
+import { openaiResponsesRequestBody, type OpenAIResponsesRequestSettings } from './openai-responses-request.js'
+
+// The decoder's `openaiUsage` / `openaiStopReason` stay internal: the chat adapter exports its own.
+export { MESSAGE_MARKER, OpenAIResponsesDecoder, openaiErrorClass, openaiStreamError, unwrapParallel } from './openai-responses-decoder.js'
+export {
+  openaiResponsesRequestBody,
+  openaiResponsesInput,
+  normalizeOpenAIToolCallId,
+  splitToolCallId,
+  reasoningEffort,
+  type OpenAICustomTool,
+  type OpenAIReasoningSummary,
+  type OpenAIResponsesRequestSettings,
+} from './openai-responses-request.js'
+
+/** The default API base URL, `/v1` included. */
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1'
+
+/** Settings of the OpenAI Responses adapter; every field is optional. */
+export interface OpenAIResponsesSettings extends ProviderSettings, OpenAIResponsesRequestSettings {
+  /**
+   * The API key (sent only as `Authorization: Bearer`), or a function
+   * resolving it per call. Default: the `OPENAI_API_KEY` environment variable.
+   */
+  readonly apiKey?: ProviderSettings['apiKey']
+  /** The API's base URL, `/v1` included (default `https://api.openai.com/v1`); for proxies, Azure-style gateways, local servers. */
+  readonly baseUrl?: string
+  /** Sent as `OpenAI-Organization`, for keys that belong to several organizations. */
+  readonly organization?: string
+  /** Sent as `OpenAI-Project`, to bill a specific project. */
+  readonly project?: string
+  /** Reasoning summaries streamed as thinking: `'auto'` (default), `'concise'`, `'detailed'`, or `null` for none. */
+  readonly reasoningSummary?: OpenAIResponsesRequestSettings['reasoningSummary']
+  /**
+   * Whether OpenAI stores responses (default `false`). When `false`,
+   * encrypted reasoning is requested (`include: ['reasoning.encrypted_content']`)
+   * and replayed on later turns, so reasoning survives without server state.
+   */
+  readonly store?: boolean
+  /** Whether the model takes effort `xhigh` (default `false`: thinking level `xhigh` is sent as `high`). */
+  readonly supportsXhigh?: OpenAIResponsesRequestSettings['supportsXhigh']
+  /** Effort values per thinking level, overriding the defaults (e.g. `{off: 'none'}`). */
+  readonly efforts?: OpenAIResponsesRequestSettings['efforts']
+  /** Whether the model rejects `temperature` as a reasoning model (default: guessed from the model id). */
+  readonly reasoningModel?: OpenAIResponsesRequestSettings['reasoningModel']
+  /** Tools sent as free-form custom tools, by name; their calls' arguments are `{input: "<text>"}`. */
+  readonly customTools?: OpenAIResponsesRequestSettings['customTools']
+  /** Where the system prompt goes: `instructions` (default), or a `developer` / `system` input item. */
+  readonly systemPromptAs?: OpenAIResponsesRequestSettings['systemPromptAs']
+}
+
+/**
+ * Classifies an HTTP error response by its status and the body's
+ * `{"error": {"message", "type", "code", "param"}}`. The code refines the
+ * status (`insufficient_quota` is a rate limit that waiting does not fix,
+ * `context_length_exceeded` an overflow); Retry-After, `retry-after-ms` and
+ * `x-should-retry` headers are honoured.
+ */
+export function openaiHttpError(status: number, headers: Headers, body: string): ProviderError {
+  const json = parseJsonBody(body)
+  const error = isJsonObject(json) && isJsonObject(json['error']) ? json['error'] : undefined
+  const code = typeof error?.['code'] === 'string' ? error['code'] : undefined
+  const type = typeof error?.['type'] === 'string' ? error['type'] : undefined
+  const message = typeof error?.['message'] === 'string' && error['message'] !== '' ? error['message'] : body.trim() === '' ? `HTTP ${status}` : excerpt(body)
+  // The type is generic (`invalid_request_error` even for a missing model): it decides only when the status does not.
+  const known = openaiErrorClass(code) ?? (kindOfStatus(status) === 'unknown' ? openaiErrorClass(type) : undefined)
+  const named = code ?? type
+  return httpError({
+    provider: OPENAI,
+    status,
+    headers,
+    message,
+    ...(named === undefined ? {} : { code: named }),
+    ...(known === undefined ? {} : { kind: known.kind }),
+    ...(known?.retryable === undefined ? {} : { retryable: known.retryable }),
+  })
+}
+
+/** The OpenAI Responses API as a wire protocol. */
+export const openaiResponsesProtocol: WireProtocol<OpenAIResponsesSettings> = {
+  provider: OPENAI,
+  apiKeyEnv: ['OPENAI_API_KEY'],
+  requiresApiKey: true,
+  buildRequest: (request, settings, apiKey) => {
+    const base = (settings.baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, '')
+    return {
+      url: `${base}/responses`,
+      headers: {
+        ...request.options?.headers,
+        ...(settings.organization === undefined ? {} : { 'OpenAI-Organization': settings.organization }),
+        ...(settings.project === undefined ? {} : { 'OpenAI-Project': settings.project }),
+        ...(apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` }),
+      },
+      body: openaiResponsesRequestBody(request, settings),
+    }
+  },
+  decoder: (request) => new OpenAIResponsesDecoder(request),
+  httpError: openaiHttpError,
+}
+
+/** A `StreamFn` calling the OpenAI Responses API with `settings`. */
+export function openaiResponses(settings: OpenAIResponsesSettings = {}): StreamFn {
+  return streamFnOf(openaiResponsesProtocol, settings)
+}
