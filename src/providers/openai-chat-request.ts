@@ -328,6 +328,11 @@ export function openaiChatRequestBody(request: LlmRequest, settings: OpenAIChatR
       function: { name: tool.name, description: tool.description, parameters: tool.parameters, ...(strict ? { strict: true } : {}) },
     }))
   }
+  // Not strict: strict mode demands every property required and no additional ones, which a schema from an
+  // io-ts codec with optional fields does not promise; the agent decodes the answer anyway.
+  if (options?.responseFormat !== undefined) {
+    body['response_format'] = { type: 'json_schema', json_schema: { name: options.responseFormat.name, schema: options.responseFormat.schema, strict: false } }
+  }
   if (compat.supportsPromptCacheKey) {
     if (options?.sessionId !== undefined && options.sessionId !== '') body['prompt_cache_key'] = options.sessionId
     if (options?.cacheRetention === 'long') body['prompt_cache_retention'] = '24h'

@@ -265,6 +265,10 @@ export function openaiResponsesRequestBody(request: LlmRequest, settings: OpenAI
     body['reasoning'] = { effort, ...(summary === null || !reasoningOn ? {} : { summary }) }
   }
   if (!store && (reasoningOn || (reasoningModel && effort !== 'none'))) body['include'] = ['reasoning.encrypted_content']
+  // Not strict, for the reason given in the chat adapter: the agent decodes the answer itself.
+  if (options.responseFormat !== undefined) {
+    body['text'] = { format: { type: 'json_schema', name: options.responseFormat.name, schema: options.responseFormat.schema, strict: false } }
+  }
   if (options.sessionId !== undefined && options.cacheRetention !== 'none') body['prompt_cache_key'] = options.sessionId
   if (options.cacheRetention === 'long') body['prompt_cache_retention'] = '24h'
   if (options.metadata !== undefined) {

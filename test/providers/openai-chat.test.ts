@@ -413,6 +413,12 @@ describe('openai chat: request body', () => {
     ])
   })
 
+  it('a responseFormat becomes a json_schema response_format', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+    const body = openaiChatRequestBody(request([userMessage('Hi')], { options: { responseFormat: { name: 'respond', schema } } }))
+    expect(body['response_format']).toEqual({ type: 'json_schema', json_schema: { name: 'respond', schema, strict: false } })
+  })
+
   it("drops the same model's own thinking (the API takes none back)", () => {
     const own = assistantMessage([{ type: 'thinking', thinking: 'hidden' }, text('Answer.')], { provider: 'openai', model: 'gpt-4.1-mini' })
     const body = openaiChatRequestBody(request([userMessage('Q'), own, userMessage('Q2')]))

@@ -712,3 +712,11 @@ describe('end to end', () => {
     expect(s.requests[0]!.headers.authorization).toBe('Bearer from-env')
   })
 })
+
+describe('openai responses: structured output', () => {
+  it('a responseFormat becomes text.format json_schema', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+    const body = openaiResponsesRequestBody(request([userMessage('hi')], { options: { responseFormat: { name: 'respond', schema } } }))
+    expect(body['text']).toEqual({ format: { type: 'json_schema', name: 'respond', schema, strict: false } })
+  })
+})
