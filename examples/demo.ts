@@ -1,10 +1,18 @@
 /**
- * The offline demo: a real agent run over this project's files. The model is
- * scripted (no network, no key), but it reads the tool results it gets back
- * and decides its next step from them, so every number it prints was
- * computed by the tools during this run.
+ * The demo: an agent run over this project's files.
  *
- *   npm run demo
+ * Offline by default: the model is scripted (no network, no key), but it
+ * reads the tool results it gets back and decides its next step from them, so
+ * every number it prints was computed by the tools during this run. With a
+ * key in the environment it talks to a real model instead (same tools, same
+ * loop):
+ *
+ *   npm run demo                                   # offline, scripted
+ *   ANTHROPIC_API_KEY=… npm run demo               # claude-sonnet-4-5
+ *   OPENAI_API_KEY=… npm run demo                  # gpt-5-mini (Responses API)
+ *   GEMINI_API_KEY=… npm run demo                  # gemini-2.5-flash
+ *   OPENAI_COMPATIBLE_BASE_URL=http://localhost:11434/v1 OPENAI_COMPATIBLE_MODEL=qwen3:8b npm run demo   # Ollama, vLLM, …
+ *   RXAGENT_MODEL=anthropic/claude-haiku-4-5 …     # any catalog model;  RXAGENT_OFFLINE=1 forces the scripted model
  */
 import { readdir, readFile, stat } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
@@ -21,6 +29,8 @@ import {
   type ToolResultMessage,
 } from '../src/index.js'
 import { chunk, splitText, toolCallChunks } from '../marbles/index.js'
+import { model as catalogModel, providers } from '../src/providers/index.js'
+import type { ModelSpec, StreamFn } from '../src/index.js'
 
 const root = resolve(process.argv[2] ?? '.')
 
@@ -169,7 +179,34 @@ function scriptedStream(scheduler: SchedulerLike = asyncScheduler) {
   }
 }
 
+// --- Which model: a real one when the environment has a key. ----------------
+
+function chooseModel(): { model: ModelSpec; streamFn: StreamFn; label: string } {
+  const env = process.env
+  const scripted = { model, streamFn: scriptedStream(), label: 'offline: scripted model (set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENAI_COMPATIBLE_BASE_URL for a real one)' }
+  if (env['RXAGENT_OFFLINE'] === '1' || process.argv.includes('--offline')) return scripted
+  const compatibleUrl = env['OPENAI_COMPATIBLE_BASE_URL']
+  const pick =
+    env['RXAGENT_MODEL'] ??
+    (env['ANTHROPIC_API_KEY'] ? 'anthropic/claude-sonnet-4-5'
+      : env['OPENAI_API_KEY'] ? 'openai/gpt-5-mini'
+      : env['GEMINI_API_KEY'] || env['GOOGLE_API_KEY'] ? 'google/gemini-2.5-flash'
+      : undefined)
+  if (pick !== undefined) {
+    const chosen = catalogModel(pick)
+    return { model: chosen, streamFn: providers(), label: `${chosen.provider}/${chosen.modelId}` }
+  }
+  if (compatibleUrl !== undefined && compatibleUrl !== '') {
+    const id = env['OPENAI_COMPATIBLE_MODEL'] ?? 'llama3.2'
+    const local = modelSpec('local', id, { contextWindow: 32_768 })
+    return { model: local, streamFn: providers({ compatible: { local: { baseUrl: compatibleUrl } } }), label: `${compatibleUrl} (${id})` }
+  }
+  return scripted
+}
+
 // --- The run. ----------------------------------------------------------------
+
+const chosen = chooseModel()
 
 const out = process.stdout
 const dim = (s: string): string => (out.isTTY ? `\x1b[2m${s}\x1b[0m` : s)
@@ -177,10 +214,16 @@ const dim = (s: string): string => (out.isTTY ? `\x1b[2m${s}\x1b[0m` : s)
 agentLoop(
   userMessage('How big is the data model of this project?'),
   { systemPrompt: 'You are a careful code analyst. Use the tools.', messages: [], tools: [listFiles, countLines, calculate] },
-  { model, streamFn: scriptedStream(), toolTimeoutMs: 10_000 },
+  { model: chosen.model, streamFn: chosen.streamFn, toolTimeoutMs: 10_000, maxTurns: 12 },
 ).subscribe({
   next: (event) => {
     switch (event.type) {
+      case 'agentStart':
+        out.write(dim(`model: ${chosen.label}\n`))
+        break
+      case 'streamRetry':
+        out.write(dim(`\n  ↻ ${event.error.message} — retrying in ${(event.delayMs / 1000).toFixed(1)} s (the partial answer above is discarded)\n`))
+        break
       case 'messageEnd':
         if (event.message.role === 'user') out.write(`> ${textOfUser(event.message.content)}\n\n`)
         break
@@ -208,6 +251,7 @@ agentLoop(
             `tokens: ${usage.input} in + ${usage.output} out + ${usage.cacheRead} cached = ${usage.total}, ` +
             `cost: $${cost.total.toFixed(6)}\n`,
         )
+        if (event.result.error !== undefined) out.write(`${dim('—')} ${event.result.error}\n`)
         break
       }
     }

@@ -1,0 +1,528 @@
+/**
+ * Gemini `streamGenerateContent?alt=sse` events → `ProviderChunk`s.
+ *
+ * Every event is a whole `GenerateContentResponse`: `candidates[0].content.parts`
+ * holds this event's new parts, `usageMetadata` the cumulative counts so far,
+ * and the event with `finishReason` (or a `promptFeedback.blockReason`
+ * without candidates) is the last one.
+ *
+ * Thought signatures. Gemini signs parts, not blocks: a `thoughtSignature`
+ * may sit on a thought part, on a text part (often an empty one at the very
+ * end) or on a `functionCall` part, and must be sent back on the same kind
+ * of part (Gemini 3 rejects a function call replayed without its
+ * signature). The runtime only has signed thinking blocks, so:
+ *
+ * - on a thought part, the signature closes the thinking block it signs;
+ * - on any other part, it becomes a thinking block with empty text placed
+ *   right AFTER the part's own content (the text, or the whole tool call).
+ *   An empty text part that follows anything but text is kept as an empty
+ *   text block first, so its signature never lands on a thinking block or
+ *   a call that is not its own.
+ *
+ * The request builder reverses this: an empty signed thinking block goes
+ * back onto the text or function-call part right before it (see
+ * `google-request.ts`). One shape stays ambiguous: an empty thought part
+ * carrying only a signature right after a text or call part (thoughts come
+ * first in every response seen so far) would be replayed on that part.
+ */
+import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
+import type { ProviderErrorKind } from '../types/provider-error.js'
+import { ProviderError } from '../types/provider-error.js'
+import { durationMs, parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
+import type { SseEvent } from './sse.js'
+import type { WireDecoder } from './protocol.js'
+
+/** The provider name in errors and messages. */
+export const GOOGLE = 'google'
+
+export type Json = Record<string, unknown>
+
+export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0)
+
+/** Extension type names of Gemini parts the runtime has no block for; the request builder replays them as they came. */
+export const partExtensionPrefix = 'google.part.'
+
+/** The part fields that name what a part is, for parts kept as extensions. */
+const partKinds = [
+  'inlineData',
+  'fileData',
+  'executableCode',
+  'codeExecutionResult',
+  'functionResponse',
+  'toolCall',
+  'toolResponse',
+  'videoMetadata',
+] as const
+
+/** Candidate-level data kept as extension blocks (one per distinct value), emitted before `stop`. */
+const candidateMetadata = ['groundingMetadata', 'citationMetadata', 'urlContextMetadata'] as const
+
+/** Finish reasons that mean "the model would not answer this". */
+const refusalReasons: ReadonlySet<string> = new Set([
+  'SAFETY',
+  'RECITATION',
+  'BLOCKLIST',
+  'PROHIBITED_CONTENT',
+  'SPII',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+])
+
+/** Finish reasons that mean the model produced something unusable: the turn failed. */
+const failedReasons: ReadonlyMap<string, ProviderErrorKind> = new Map([
+  ['MALFORMED_FUNCTION_CALL', 'protocol'],
+  ['UNEXPECTED_TOOL_CALL', 'protocol'],
+  ['TOO_MANY_TOOL_CALLS', 'protocol'],
+  ['MALFORMED_RESPONSE', 'protocol'],
+  // Our own replay lost a signature: sending the same request again fails the same way.
+  ['MISSING_THOUGHT_SIGNATURE', 'invalidRequest'],
+])
+
+/**
+ * How a finish reason ends the stream: a stop reason, or `error` for the
+ * reasons that make the answer unusable. `STOP` with function calls is
+ * `toolUse` (Gemini has no finish reason of its own for them).
+ *
+ * `OTHER`, `LANGUAGE`, `NO_IMAGE`, `IMAGE_OTHER` and reasons this adapter does
+ * not know are a normal end: the content is kept, and the decoder records
+ * the reason as a `google.finishReason` extension block so that apps can
+ * see that the answer may be incomplete. Failing the turn instead would
+ * throw away text the model did produce.
+ */
+export function googleStopReason(finishReason: string, hadToolCalls: boolean): ChunkStopReason | 'error' {
+  if (failedReasons.has(finishReason)) return 'error'
+  if (finishReason === 'MAX_TOKENS') return 'maxTokens'
+  if (refusalReasons.has(finishReason)) return 'refusal'
+  return hadToolCalls ? 'toolUse' : 'endTurn'
+}
+
+/** The kind of a Google RPC status (`RESOURCE_EXHAUSTED`, `UNAVAILABLE`...), if it names one. */
+export function googleErrorKind(status: string | undefined): ProviderErrorKind | undefined {
+  switch (status) {
+    case 'RESOURCE_EXHAUSTED':
+      return 'rateLimit'
+    case 'UNAVAILABLE':
+      return 'overloaded'
+    case 'INTERNAL':
+    case 'UNKNOWN':
+    case 'DATA_LOSS':
+    case 'ABORTED':
+      return 'server'
+    case 'DEADLINE_EXCEEDED':
+      return 'timeout'
+    case 'UNAUTHENTICATED':
+    case 'PERMISSION_DENIED':
+      return 'auth'
+    case 'NOT_FOUND':
+      return 'modelNotFound'
+    case 'INVALID_ARGUMENT':
+    case 'FAILED_PRECONDITION':
+    case 'OUT_OF_RANGE':
+      return 'invalidRequest'
+    default:
+      return undefined
+  }
+}
+
+/** A Google error object (`{code, message, status, details}`), the parts classification needs. */
+export interface GoogleErrorInfo {
+  readonly status?: string
+  readonly message?: string
+  /** From a `google.rpc.RetryInfo` detail. */
+  readonly retryAfterMs?: number
+  /** The API says the key itself is bad, whatever the status (Gemini answers 400 for an invalid key). */
+  readonly badKey: boolean
+}
+
+/** Reads a Google error object; `undefined` when `value` is not one. */
+export function readGoogleError(value: unknown): GoogleErrorInfo | undefined {
+  if (!isRecord(value)) return undefined
+  let retryAfterMs: number | undefined
+  let badKey = false
+  for (const detail of Array.isArray(value['details']) ? value['details'] : []) {
+    if (!isRecord(detail)) continue
+    const type = str(detail['@type']) ?? ''
+    if (type.endsWith('google.rpc.RetryInfo')) retryAfterMs ??= durationMs(detail['retryDelay'])
+    const reason = str(detail['reason'])
+    if (reason === 'API_KEY_INVALID' || reason === 'API_KEY_EXPIRED') badKey = true
+  }
+  const message = str(value['message'])
+  if (message !== undefined && /API key (?:not valid|expired)/i.test(message)) badKey = true
+  const status = str(value['status'])
+  return {
+    ...(status === undefined ? {} : { status }),
+    ...(message === undefined ? {} : { message }),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    badKey,
+  }
+}
+
+/** The error an `{"error": {...}}` object in the stream means. */
+function streamFailure(value: unknown): ProviderError {
+  const info = readGoogleError(value) ?? { badKey: false }
+  const kind = info.badKey ? 'auth' : (googleErrorKind(info.status) ?? 'server')
+  const error = streamError(GOOGLE, info.status, info.message ?? 'unknown error', kind)
+  return info.retryAfterMs === undefined ? error : new ProviderError({ ...error.info, retryAfterMs: info.retryAfterMs })
+}
+
+// ---------------------------------------------------------------------------
+// Usage
+
+/** Cumulative counts in the runtime's terms (see `types/usage.ts`). */
+interface Counts {
+  input: number
+  output: number
+  reasoning: number
+  cacheRead: number
+  total: number
+}
+
+/**
+ * `usageMetadata` in the runtime's terms: `promptTokenCount` includes the
+ * cached tokens, so input is the rest, plus the prompt of built-in tools;
+ * `candidatesTokenCount` excludes thoughts, so output adds them back.
+ */
+export function googleUsage(meta: unknown): (Counts & { readonly promptKnown: boolean }) | undefined {
+  if (!isRecord(meta)) return undefined
+  const prompt = count(meta['promptTokenCount'])
+  const cached = Math.min(count(meta['cachedContentTokenCount']), prompt)
+  const toolPrompt = count(meta['toolUsePromptTokenCount'])
+  const thoughts = count(meta['thoughtsTokenCount'])
+  const candidates = count(meta['candidatesTokenCount'])
+  const input = prompt - cached + toolPrompt
+  const output = candidates + thoughts
+  const total = typeof meta['totalTokenCount'] === 'number' ? count(meta['totalTokenCount']) : input + output + cached
+  return { input, output, reasoning: thoughts, cacheRead: cached, total, promptKnown: typeof meta['promptTokenCount'] === 'number' }
+}
+
+// ---------------------------------------------------------------------------
+// Streamed function-call arguments (`partialArgs`)
+
+type PathKey = string | number
+
+/** `$.a.b[0]['c d']` → `['a', 'b', 0, 'c d']`; `undefined` when it is not such a path. */
+export function parseGoogleJsonPath(path: string): PathKey[] | undefined {
+  if (!path.startsWith('$')) return undefined
+  const keys: PathKey[] = []
+  let i = 1
+  while (i < path.length) {
+    const rest = path.slice(i)
+    const dotted = /^\.([^.[\]]+)/.exec(rest)
+    const index = dotted === null ? /^\[(\d+)\]/.exec(rest) : null
+    const quoted = dotted === null && index === null ? /^\[(['"])((?:\\.|(?!\1)[^\\])*)\1\]/.exec(rest) : null
+    if (dotted !== null) keys.push(dotted[1]!)
+    else if (index !== null) keys.push(Number(index[1]))
+    else if (quoted !== null) keys.push(quoted[2]!.replace(/\\(.)/g, '$1'))
+    else return undefined
+    i += (dotted ?? index ?? quoted)![0].length
+  }
+  return keys
+}
+
+/** Sets `key` as own data even when it is `__proto__`: arguments are data. */
+function put(target: Record<PathKey, unknown>, key: PathKey, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+}
+
+/** The value fields of a partial argument (`google.protobuf.Value`'s), in the order they are looked for. */
+const valueKeys = ['stringValue', 'numberValue', 'boolValue', 'nullValue', 'structValue', 'listValue'] as const
+
+/** A function call whose arguments arrive as `partialArgs`, until its last part. */
+class StreamingCall {
+  readonly args: Json
+  /** Paths whose string value continues in the next partial argument. */
+  private readonly continuing = new Set<string>()
+  signature: string | undefined
+
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    args: unknown,
+    signature: string | undefined,
+  ) {
+    this.args = isRecord(args) ? structuredClone(args) : {}
+    this.signature = signature
+  }
+
+  apply(partial: unknown): void {
+    if (!isRecord(partial)) throw protocolError(GOOGLE, `a partial function-call argument is not an object`)
+    const path = str(partial['jsonPath'])
+    const keys = path === undefined ? undefined : parseGoogleJsonPath(path)
+    if (path === undefined || keys === undefined) throw protocolError(GOOGLE, `a partial argument of '${this.name}' has an unreadable jsonPath: ${JSON.stringify(partial['jsonPath'])}`)
+    const valueKey = valueKeys.find((k) => Object.hasOwn(partial, k)) ?? Object.keys(partial).find((k) => k.endsWith('Value'))
+    // An entry with no value adds nothing (the API sends none, but a missing value must not become `undefined`).
+    if (valueKey === undefined) return
+    const raw = partial[valueKey]
+    const value = valueKey === 'nullValue' ? null : raw
+    const append = valueKey === 'stringValue' && this.continuing.has(path)
+    if (valueKey === 'stringValue' && partial['willContinue'] === true) this.continuing.add(path)
+    else this.continuing.delete(path)
+    this.set(keys, value, append)
+  }
+
+  private set(keys: readonly PathKey[], value: unknown, append: boolean): void {
+    if (keys.length === 0) {
+      if (isRecord(value)) for (const [k, v] of Object.entries(value)) put(this.args, k, v)
+      return
+    }
+    let node = this.args as Record<PathKey, unknown>
+    for (let i = 0; i < keys.length - 1; i++) {
+      const key = keys[i]!
+      let child = Object.hasOwn(node, key) ? node[key] : undefined
+      if (typeof child !== 'object' || child === null) {
+        child = typeof keys[i + 1] === 'number' ? [] : {}
+        put(node, key, child)
+      }
+      node = child as Record<PathKey, unknown>
+    }
+    const last = keys[keys.length - 1]!
+    const previous = Object.hasOwn(node, last) ? node[last] : undefined
+    put(node, last, append && typeof previous === 'string' && typeof value === 'string' ? previous + value : value)
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The decoder
+
+/** What the last content block emitted is, as far as the fold's block boundaries go. */
+type LastBlock = 'none' | 'text' | 'thinking' | 'closed'
+
+/**
+ * Decodes one Gemini response stream. Stateful: one instance per response.
+ * Throws a `ProviderError` for an `error` object in the stream, malformed
+ * JSON, a failed finish reason, or (from `end`) a body that stopped before
+ * the event carrying the finish reason.
+ */
+export class GoogleDecoder implements WireDecoder {
+  private started = false
+  private stopped = false
+  private responseId = ''
+  private calls = 0
+  private open: StreamingCall | undefined
+  private last: LastBlock = 'none'
+  private readonly emitted: Counts = { input: 0, output: 0, reasoning: 0, cacheRead: 0, total: 0 }
+  private latest: Counts | undefined
+  private earlyUsageSent = false
+  private readonly metadata: { typeName: string; data: unknown; key: string }[] = []
+  /** A failed finish reason: raised after its event's chunks (usage included) went out. */
+  private failure: ProviderError | undefined
+  /** Used in generated call ids when the response has no `responseId`, so ids of different responses still differ. */
+  private readonly nonce = Math.random().toString(36).slice(2, 10)
+
+  constructor(private readonly modelId: string) {}
+
+  event(event: SseEvent): ProviderChunk[] {
+    if (this.failure !== undefined) throw this.failure
+    const data = event.data.trim()
+    // Some proxies end OpenAI-style; Gemini itself never sends it.
+    if (data === '' || data === '[DONE]') return []
+    const json = parseEventJson(GOOGLE, data, event.event)
+    // A JSON-array stream (a missing `alt=sse` behind a proxy) arrives as one array per event.
+    const responses = Array.isArray(json) ? json : [json]
+    const out: ProviderChunk[] = []
+    for (const response of responses) if (this.failure === undefined) this.response(response, out)
+    return out
+  }
+
+  end(): ProviderChunk[] {
+    if (this.failure !== undefined) throw this.failure
+    if (!this.stopped) {
+      throw truncatedError(GOOGLE, this.started ? 'the stream ended before a finish reason arrived' : 'the response body held no events')
+    }
+    return []
+  }
+
+  private response(response: unknown, out: ProviderChunk[]): void {
+    if (!isRecord(response)) throw protocolError(GOOGLE, `an event is not a JSON object: ${JSON.stringify(response).slice(0, 80)}`)
+    if (response['error'] !== undefined) throw streamFailure(response['error'])
+    if (!this.started) {
+      this.started = true
+      this.responseId = str(response['responseId']) ?? ''
+      out.push({ type: 'messageStart', id: this.responseId, model: str(response['modelVersion']) ?? this.modelId })
+    }
+    const usage = googleUsage(response['usageMetadata'])
+    if (usage !== undefined && (usage.promptKnown || usage.output > 0)) this.latest = usage
+    const candidates = Array.isArray(response['candidates']) ? response['candidates'] : []
+    const candidate = isRecord(candidates[0]) ? candidates[0] : undefined
+
+    if (this.stopped) {
+      if (candidate !== undefined && this.hasContent(candidate)) throw protocolError(GOOGLE, 'content arrived after the finish reason')
+      this.finalUsage(out)
+      return
+    }
+
+    if (candidate !== undefined) {
+      const content = candidate['content']
+      const parts = isRecord(content) && Array.isArray(content['parts']) ? content['parts'] : []
+      for (const part of parts) this.part(part, out)
+      for (const key of candidateMetadata) this.keepMetadata(`google.${key}`, candidate[key])
+    }
+
+    const finishReason = str(candidate?.['finishReason'])
+    const feedback = isRecord(response['promptFeedback']) ? response['promptFeedback'] : undefined
+    const blockReason = str(feedback?.['blockReason'])
+    if (finishReason !== undefined) this.finish(finishReason, candidate!, out)
+    else if (blockReason !== undefined && candidate === undefined) {
+      this.closeCall(out)
+      out.push({ type: 'extension', typeName: 'google.promptFeedback', data: feedback })
+      out.push({ type: 'stop', reason: 'refusal' })
+      this.stopped = true
+      this.finalUsage(out)
+    } else this.earlyUsage(out)
+  }
+
+  private hasContent(candidate: Json): boolean {
+    const content = candidate['content']
+    const parts = isRecord(content) && Array.isArray(content['parts']) ? content['parts'] : []
+    return parts.some((p) => isRecord(p) && Object.entries(p).some(([k, v]) => k !== 'text' || v !== ''))
+  }
+
+  private part(part: unknown, out: ProviderChunk[]): void {
+    if (!isRecord(part)) throw protocolError(GOOGLE, 'a content part is not an object')
+    const signature = str(part['thoughtSignature'])
+    const signed = signature !== undefined && signature !== ''
+    if (isRecord(part['functionCall'])) {
+      this.functionCall(part['functionCall'], signed ? signature : undefined, out)
+      return
+    }
+    // A part of a kind this adapter does not know yet is kept too, named by its field.
+    const kind = partKinds.find((k) => part[k] !== undefined) ?? (typeof part['text'] === 'string' ? undefined : Object.keys(part).find((k) => k !== 'thought' && k !== 'thoughtSignature'))
+    if (kind !== undefined) {
+      this.closeCall(out)
+      out.push({ type: 'extension', typeName: `${partExtensionPrefix}${kind}`, data: part })
+      this.last = 'closed'
+      return
+    }
+    const text = str(part['text']) ?? ''
+    if (part['thought'] === true) {
+      this.closeCall(out)
+      if (text !== '') {
+        out.push({ type: 'thinkingDelta', text })
+        this.last = 'thinking'
+      }
+      if (signed) this.signature(signature, out)
+      return
+    }
+    if (text === '' && !signed) return
+    this.closeCall(out)
+    if (text !== '' || this.last !== 'text') {
+      // An empty text part is kept as a block only to carry its signature (see the module comment).
+      out.push({ type: 'textDelta', text })
+      this.last = 'text'
+    }
+    if (signed) this.signature(signature, out)
+  }
+
+  private signature(signature: string, out: ProviderChunk[]): void {
+    out.push({ type: 'thinkingSignature', signature })
+    this.last = 'closed'
+  }
+
+  private nextCallId(name: string, given: unknown): string {
+    const n = this.calls++
+    const id = str(given)
+    if (id !== undefined && id !== '') return id
+    return `${name}_${this.responseId === '' ? this.nonce : this.responseId}_${n}`
+  }
+
+  private functionCall(call: Json, signature: string | undefined, out: ProviderChunk[]): void {
+    const name = str(call['name']) ?? ''
+    const partials = Array.isArray(call['partialArgs']) ? call['partialArgs'] : undefined
+    const continues = call['willContinue'] === true
+    if (name !== '') {
+      this.closeCall(out)
+      const id = this.nextCallId(name, call['id'])
+      if (partials === undefined && !continues) {
+        out.push({ type: 'toolUseStart', id, name })
+        out.push({ type: 'toolUseArgsDelta', id, fragment: JSON.stringify(isRecord(call['args']) ? call['args'] : {}) })
+        out.push({ type: 'toolUseEnd', id })
+        this.last = 'closed'
+        if (signature !== undefined) this.signature(signature, out)
+        return
+      }
+      this.open = new StreamingCall(id, name, call['args'], signature)
+      out.push({ type: 'toolUseStart', id, name })
+      this.last = 'closed'
+    } else if (this.open === undefined) {
+      // The empty terminal part of a call that already ended (its last partial said so).
+      if ((partials?.length ?? 0) > 0 || isRecord(call['args'])) throw protocolError(GOOGLE, 'function-call arguments arrived for no open call')
+      if (signature !== undefined) this.signature(signature, out)
+      return
+    }
+    const open = this.open!
+    if (signature !== undefined) open.signature ??= signature
+    for (const partial of partials ?? []) open.apply(partial)
+    // Per the API, a part without `willContinue` is the call's last one.
+    if (!continues) this.closeCall(out)
+  }
+
+  /** Ends the call whose arguments were streaming: its arguments as one fragment, then its signature. */
+  private closeCall(out: ProviderChunk[]): void {
+    const open = this.open
+    if (open === undefined) return
+    this.open = undefined
+    out.push({ type: 'toolUseArgsDelta', id: open.id, fragment: JSON.stringify(open.args) })
+    out.push({ type: 'toolUseEnd', id: open.id })
+    this.last = 'closed'
+    if (open.signature !== undefined) this.signature(open.signature, out)
+  }
+
+  private keepMetadata(typeName: string, data: unknown): void {
+    if (data === undefined || data === null) return
+    const key = `${typeName}\u0000${JSON.stringify(data)}`
+    if (!this.metadata.some((m) => m.key === key)) this.metadata.push({ typeName, data, key })
+  }
+
+  private finish(finishReason: string, candidate: Json, out: ProviderChunk[]): void {
+    this.closeCall(out)
+    const reason = googleStopReason(finishReason, this.calls > 0)
+    const finishMessage = str(candidate['finishMessage'])
+    if (reason === 'error') {
+      // The content and usage of this event still go out (the usage was billed); the error follows them.
+      this.finalUsage(out)
+      this.failure = streamError(GOOGLE, finishReason, finishMessage ?? `the model stopped with ${finishReason}`, failedReasons.get(finishReason))
+      return
+    }
+    for (const m of this.metadata) out.push({ type: 'extension', typeName: m.typeName, data: m.data })
+    if (finishReason !== 'STOP' && finishReason !== 'MAX_TOKENS') {
+      const data: Json = { finishReason }
+      if (finishMessage !== undefined) data['finishMessage'] = finishMessage
+      if (candidate['safetyRatings'] !== undefined) data['safetyRatings'] = candidate['safetyRatings']
+      out.push({ type: 'extension', typeName: 'google.finishReason', data })
+    }
+    out.push({ type: 'stop', reason })
+    this.stopped = true
+    this.finalUsage(out)
+  }
+
+  /** Input and cache reads as soon as the prompt's size is known: a turn that fails later was still billed for them. */
+  private earlyUsage(out: ProviderChunk[]): void {
+    const u = this.latest
+    if (this.earlyUsageSent || u === undefined || !(u.input > 0 || u.cacheRead > 0)) return
+    this.earlyUsageSent = true
+    this.emitDelta({ input: u.input, output: 0, reasoning: 0, cacheRead: u.cacheRead, total: 0 }, out)
+  }
+
+  /** What the final counts add to what was already emitted, so that the sum is the provider's last cumulative report. */
+  private finalUsage(out: ProviderChunk[]): void {
+    if (this.latest !== undefined) this.emitDelta(this.latest, out)
+  }
+
+  private emitDelta(target: Counts, out: ProviderChunk[]): void {
+    const chunk: UsageChunk = { type: 'usage' }
+    let any = false
+    for (const field of ['input', 'output', 'reasoning', 'cacheRead', 'total'] as const) {
+      // Cumulative counts never shrink in practice; if one did, the sum stays at the larger value rather than go negative.
+      const delta = Math.max(0, target[field] - this.emitted[field])
+      if (delta === 0) continue
+      chunk[field] = delta
+      this.emitted[field] += delta
+      any = true
+    }
+    if (any) out.push(chunk)
+  }
+}

@@ -1,0 +1,470 @@
+/**
+ * `LlmRequest` → Gemini `GenerateContentRequest` body.
+ *
+ * Gemini wants roles `user` and `model`, a tool call's results as
+ * `functionResponse` parts of ONE user turn right after the model turn that
+ * called them, thought signatures back on the very parts they came on (see
+ * `google-decoder.ts` for how they are kept), and tool parameters in its
+ * OpenAPI subset of JSON Schema.
+ */
+import type { ImageContent, UserContent } from '../types/content.js'
+import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
+import type { ModelSpec, ThinkingLevel } from '../types/model.js'
+import type { LlmRequest } from '../types/request.js'
+import type { ToolSchema } from '../types/tool.js'
+import { idSanitizer, prepareMessages } from './replay.js'
+import { isRecord, partExtensionPrefix, type Json } from './google-decoder.js'
+
+/**
+ * How thinking levels are requested. `budget`: `thinkingConfig.thinkingBudget`
+ * (Gemini 2.5). `level`: `thinkingConfig.thinkingLevel` (Gemini 3). `auto`
+ * (default): `level` for model ids of Gemini 3 and later, `budget` for the
+ * others (ids without a version, such as `gemini-flash-latest`, included).
+ */
+export type GoogleThinkingParameter = 'auto' | 'budget' | 'level'
+
+/**
+ * How tool parameters are sent. `openapi` (default): converted to the
+ * OpenAPI subset of `parameters`, which every Gemini model takes (keywords
+ * it lacks are dropped or rewritten, see {@link geminiSchema}). `jsonSchema`:
+ * the JSON Schema as it is, in `parametersJsonSchema` (Gemini 2.5 and later).
+ */
+export type GoogleSchemaMode = 'openapi' | 'jsonSchema'
+
+/** One `safetySettings` entry, passed through as is. */
+export interface GoogleSafetySetting {
+  readonly category: string
+  readonly threshold: string
+}
+
+/** What the request body depends on besides the request itself. */
+export interface GoogleRequestSettings {
+  /** How thinking levels are requested (default `auto`, see {@link GoogleThinkingParameter}). */
+  readonly thinkingParameter?: GoogleThinkingParameter
+  /** How tool parameters are sent (default `openapi`, see {@link GoogleSchemaMode}). */
+  readonly schemaMode?: GoogleSchemaMode
+  /** Sent as `safetySettings` (default: none, the API's defaults). */
+  readonly safetySettings?: readonly GoogleSafetySetting[]
+}
+
+/**
+ * Thinking budgets per level when the model sets none. They fit every
+ * Gemini 2.5 model's range (Flash-Lite's minimum is 512, Flash's maximum
+ * 24576); `xhigh` is 32768 on Pro models, whose maximum it is.
+ */
+export const defaultGoogleThinkingBudgets: Readonly<Record<Exclude<ThinkingLevel, 'off'>, number>> = {
+  minimal: 512,
+  low: 2048,
+  medium: 8192,
+  high: 24576,
+  xhigh: 24576,
+}
+
+/** Google's documented placeholder for a function call replayed without its own signature (another model wrote it). */
+export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator'
+
+/** Tool-call ids as sent back: Gemini's own are short and plain; others are made so (`[a-zA-Z0-9_-]`, at most 64). */
+export const normalizeGoogleToolCallId = idSanitizer(/a-zA-Z0-9_-/, 64)
+
+const stripModels = (id: string): string => id.replace(/^models\//, '')
+
+/** `gemini-2.5-flash` → [2, 5]; `undefined` for ids without a version (`gemini-flash-latest`). */
+function geminiVersion(modelId: string): readonly [number, number] | undefined {
+  const m = /gemini-(\d+)(?:\.(\d+))?/.exec(modelId)
+  return m === null ? undefined : [Number(m[1]), m[2] === undefined ? 0 : Number(m[2])]
+}
+
+/** Whether `modelId` is Gemini 3 or later, by its id. */
+export const isGemini3 = (modelId: string): boolean => (geminiVersion(modelId)?.[0] ?? 0) >= 3
+
+/**
+ * Whether the response's `modelVersion` `a` is the requested model `b`:
+ * equal up to a `models/` prefix, or `b` plus a version suffix
+ * (`gemini-2.0-flash-001`, `…-09-2025`). Aliases such as
+ * `gemini-flash-latest` answer with another name and count as another
+ * model: their thinking is then replayed as text.
+ */
+export function sameGeminiModel(a: string, b: string): boolean {
+  const [x, y] = [stripModels(a), stripModels(b)]
+  if (x === y) return true
+  const [short, long] = x.length < y.length ? [x, y] : [y, x]
+  return long.startsWith(`${short}-`) && /^(?:\d{3}|\d{2}-\d{4})$/.test(long.slice(short.length + 1))
+}
+
+/**
+ * The `thinkingConfig` for `model`, or `undefined` to leave the API's default.
+ *
+ * - `off`: Gemini 2.5 Flash and Flash-Lite get budget 0; 2.5 Pro, which
+ *   cannot stop thinking, its minimum (128); Gemini 3, which cannot either,
+ *   its lowest level (`minimal` on Flash, `low` on Pro); any other model
+ *   (older ones do not think) no `thinkingConfig` at all.
+ * - a level: `includeThoughts: true` plus a budget (the model's
+ *   `thinkingBudgets` when set for that level, even on Gemini 3, else
+ *   {@link defaultGoogleThinkingBudgets}) or a Gemini 3 level: `minimal`
+ *   (Flash) or `low`, `low`, `medium` (Flash and 3.1+) or `high`, `high`,
+ *   `high`.
+ */
+export function googleThinkingConfig(model: ModelSpec, parameter: GoogleThinkingParameter = 'auto'): Json | undefined {
+  const id = stripModels(model.modelId).toLowerCase()
+  const useLevel = parameter === 'level' || (parameter === 'auto' && isGemini3(id))
+  const flash = /flash/.test(id)
+  const level = model.thinkingLevel
+  if (level === 'off') {
+    if (useLevel) return { thinkingLevel: flash ? 'minimal' : 'low' }
+    if (/gemini-2\.5-pro/.test(id)) return { thinkingBudget: 128 }
+    if (/gemini-2\.5-flash/.test(id) || parameter === 'budget') return { thinkingBudget: 0 }
+    return undefined
+  }
+  const explicit = model.thinkingBudgets?.[level]
+  if (explicit !== undefined) return { includeThoughts: true, thinkingBudget: explicit }
+  if (useLevel) return { includeThoughts: true, thinkingLevel: gemini3Level(level, id) }
+  const budget = level === 'xhigh' && /pro/.test(id) ? 32768 : defaultGoogleThinkingBudgets[level]
+  return { includeThoughts: true, thinkingBudget: budget }
+}
+
+function gemini3Level(level: Exclude<ThinkingLevel, 'off'>, id: string): string {
+  const flash = /flash/.test(id)
+  const version = geminiVersion(id)
+  switch (level) {
+    case 'minimal':
+      return flash ? 'minimal' : 'low'
+    case 'low':
+      return 'low'
+    case 'medium':
+      // Gemini 3 Pro has only low and high; Flash and 3.1 Pro add medium.
+      return flash || (version !== undefined && (version[0] > 3 || version[1] >= 1)) ? 'medium' : 'high'
+    case 'high':
+    case 'xhigh':
+      return 'high'
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tool parameters
+
+/** Keywords of Gemini's schema subset that carry over unchanged. */
+const keptKeywords = [
+  'title',
+  'description',
+  'nullable',
+  'maxItems',
+  'minItems',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'default',
+  'example',
+  'propertyOrdering',
+] as const
+
+/** The only formats Gemini accepts, per type; others are rejected with a 400. */
+const allowedFormats: Readonly<Record<string, ReadonlySet<string>>> = {
+  string: new Set(['enum', 'date-time']),
+  integer: new Set(['int32', 'int64']),
+  number: new Set(['float', 'double']),
+}
+
+/** Recursion guard for `$ref` cycles: past it a schema is a plain object. */
+const MAX_DEPTH = 24
+
+const withNote = (description: unknown, note: string): string => (typeof description === 'string' && description !== '' ? `${description} (${note})` : note)
+
+const isNullSchema = (s: unknown): boolean => isRecord(s) && (s['type'] === 'null' || (s['const'] === null && s['type'] === undefined))
+
+function resolveRef(root: Json, ref: string): unknown {
+  const m = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref)
+  if (m === null) return undefined
+  const defs = root[m[1]!]
+  const name = m[2]!.replace(/~1/g, '/').replace(/~0/g, '~')
+  return isRecord(defs) ? defs[name] : undefined
+}
+
+/**
+ * A JSON Schema in Gemini's OpenAPI subset: local `$ref`s inlined, type
+ * arrays and `null` members of `anyOf`/`oneOf` turned into `nullable`,
+ * `oneOf` into `anyOf`, `const` into a one-value `enum`, non-string enums
+ * into a description note (Gemini enums are strings only), `allOf` merged,
+ * tuple items into an `anyOf` of them, and everything else the subset lacks
+ * (`additionalProperties`, `$schema`, unsupported formats...) dropped.
+ */
+export function geminiSchema(schema: unknown): Json {
+  const root = isRecord(schema) ? schema : {}
+  return convertSchema(root, root, 0)
+}
+
+function convertSchema(s: unknown, root: Json, depth: number): Json {
+  if (!isRecord(s)) return {}
+  if (depth > MAX_DEPTH) return { type: 'object' }
+  if (typeof s['$ref'] === 'string') {
+    const target = convertSchema(resolveRef(root, s['$ref']), root, depth + 1)
+    return typeof s['description'] === 'string' ? { ...target, description: s['description'] } : target
+  }
+  const out: Json = {}
+  for (const k of keptKeywords) if (s[k] !== undefined) out[k] = s[k]
+
+  let types = typeof s['type'] === 'string' ? [s['type']] : Array.isArray(s['type']) ? s['type'].filter((t): t is string => typeof t === 'string') : []
+  if (types.includes('null')) {
+    out['nullable'] = true
+    types = types.filter((t) => t !== 'null')
+  }
+
+  let values = s['const'] !== undefined ? [s['const']] : Array.isArray(s['enum']) ? s['enum'] : undefined
+  if (values !== undefined) {
+    if (values.includes(null)) {
+      out['nullable'] = true
+      values = values.filter((v) => v !== null)
+    }
+    if (values.length > 0 && values.every((v) => typeof v === 'string')) {
+      out['enum'] = values
+      if (types.length === 0) types = ['string']
+    } else if (values.length > 0) {
+      out['description'] = withNote(out['description'], `one of ${values.map((v) => JSON.stringify(v)).join(', ')}`)
+      if (types.length === 0) {
+        const first = values[0]
+        types = [typeof first === 'number' ? (Number.isInteger(first) ? 'integer' : 'number') : typeof first === 'boolean' ? 'boolean' : 'string']
+      }
+    }
+  }
+  if (types.length === 1) out['type'] = types[0]
+  else if (types.length > 1) out['anyOf'] = types.map((type) => ({ type }))
+
+  const format = s['format']
+  if (typeof format === 'string' && typeof out['type'] === 'string' && allowedFormats[out['type']]?.has(format) === true) out['format'] = format
+
+  if (isRecord(s['properties'])) {
+    const properties: Json = {}
+    for (const [name, value] of Object.entries(s['properties'])) properties[name] = convertSchema(value, root, depth + 1)
+    out['properties'] = properties
+    const required = Array.isArray(s['required']) ? s['required'].filter((k): k is string => typeof k === 'string' && Object.hasOwn(properties, k)) : []
+    if (required.length > 0) out['required'] = required
+    out['type'] ??= 'object'
+  }
+
+  const tuple = Array.isArray(s['prefixItems']) ? s['prefixItems'] : Array.isArray(s['items']) ? s['items'] : undefined
+  if (isRecord(s['items'])) out['items'] = convertSchema(s['items'], root, depth + 1)
+  else if (tuple !== undefined && tuple.length > 0) {
+    const members = tuple.map((m) => convertSchema(m, root, depth + 1))
+    out['items'] = members.length === 1 ? members[0] : { anyOf: members }
+  }
+  if (out['items'] !== undefined) out['type'] ??= 'array'
+
+  const union = Array.isArray(s['anyOf']) ? s['anyOf'] : Array.isArray(s['oneOf']) ? s['oneOf'] : undefined
+  if (union !== undefined) {
+    if (union.some(isNullSchema)) out['nullable'] = true
+    const members = union.filter((m) => !isNullSchema(m)).map((m) => convertSchema(m, root, depth + 1))
+    if (members.length === 1) Object.assign(out, { ...members[0], ...out })
+    else if (members.length > 1) out['anyOf'] = members
+  }
+
+  if (Array.isArray(s['allOf'])) {
+    for (const member of s['allOf'].map((m) => convertSchema(m, root, depth + 1))) {
+      for (const [k, v] of Object.entries(member)) {
+        if (k === 'properties' && isRecord(v)) out['properties'] = { ...(isRecord(out['properties']) ? out['properties'] : {}), ...v }
+        else if (k === 'required' && Array.isArray(v)) out['required'] = [...new Set([...(Array.isArray(out['required']) ? out['required'] : []), ...v])]
+        else out[k] ??= v
+      }
+    }
+  }
+  return out
+}
+
+function functionDeclaration(tool: ToolSchema, mode: GoogleSchemaMode): Json {
+  const out: Json = { name: tool.name, description: tool.description }
+  if (mode === 'jsonSchema') {
+    const { $schema: _, ...schema } = tool.parameters
+    out['parametersJsonSchema'] = schema
+    return out
+  }
+  const parameters = geminiSchema(tool.parameters)
+  // Gemini rejects an OBJECT without properties: a tool without parameters sends none.
+  if (isRecord(parameters['properties']) && Object.keys(parameters['properties']).length > 0) out['parameters'] = parameters
+  return out
+}
+
+// ---------------------------------------------------------------------------
+// Contents
+
+type Part = Json
+interface Content {
+  readonly role: 'user' | 'model'
+  readonly parts: Part[]
+}
+
+const mimeByExtension: Readonly<Record<string, string>> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  heic: 'image/heic',
+  heif: 'image/heif',
+}
+
+function imagePart(image: ImageContent): Part {
+  const source = image.source
+  if (source.type === 'base64') return { inlineData: { mimeType: source.mimeType, data: source.data } }
+  const dataUrl = /^data:([^;,]+);base64,(.*)$/s.exec(source.url)
+  if (dataUrl !== null) return { inlineData: { mimeType: source.mimeType ?? dataUrl[1]!, data: dataUrl[2]! } }
+  const extension = /\.([a-z0-9]+)(?:[?#].*)?$/i.exec(source.url)?.[1]?.toLowerCase()
+  const mimeType = source.mimeType ?? (extension === undefined ? undefined : mimeByExtension[extension])
+  return { fileData: { ...(mimeType === undefined ? {} : { mimeType }), fileUri: source.url } }
+}
+
+/** A user-side extension block that is a Gemini part (`google.part.*`), as that part. */
+const partOfExtension = (block: { typeName: string; data: unknown }): Part | undefined =>
+  block.typeName.startsWith(partExtensionPrefix) && isRecord(block.data) ? { ...block.data } : undefined
+
+function userParts(content: readonly UserContent[]): Part[] {
+  const parts: Part[] = []
+  for (const block of content) {
+    if (block.type === 'text') {
+      if (block.text !== '') parts.push({ text: block.text })
+    } else if (block.type === 'image') parts.push(imagePart(block))
+    else {
+      const part = partOfExtension(block)
+      if (part !== undefined) parts.push(part)
+    }
+  }
+  return parts
+}
+
+/** A tool result: its `functionResponse` part, and its images (sent after the turn's responses). */
+function toolResultParts(m: ToolResultMessage): { response: Part; extra: Part[] } {
+  const texts: string[] = []
+  const extra: Part[] = []
+  for (const block of m.content) {
+    if (block.type === 'text') texts.push(block.text)
+    else if (block.type === 'image') extra.push(imagePart(block))
+    else {
+      const part = partOfExtension(block)
+      if (part !== undefined) extra.push(part)
+    }
+  }
+  let output = texts.join('\n')
+  if (output === '' && extra.length > 0) output = 'The result is in the attached file(s).'
+  return {
+    response: { functionResponse: { id: m.toolCallId, name: m.toolName, response: m.isError ? { error: output } : { output } } },
+    extra,
+  }
+}
+
+/** Puts a signature kept as an empty thinking block back on the text or function-call part it came on. */
+function attachSignature(parts: Part[], signature: string): void {
+  const previous = parts.at(-1)
+  const owner = previous !== undefined && previous['thoughtSignature'] === undefined && (isRecord(previous['functionCall']) || (typeof previous['text'] === 'string' && previous['thought'] !== true))
+  if (owner) previous['thoughtSignature'] = signature
+  else parts.push({ text: '', thought: true, thoughtSignature: signature })
+}
+
+function modelParts(m: AssistantMessage, sameProvider: boolean, same: boolean, gemini3: boolean): Part[] {
+  const parts: Part[] = []
+  for (const block of m.content) {
+    switch (block.type) {
+      case 'text':
+        // Kept even when empty for now: a signature may follow that belongs to it.
+        parts.push({ text: block.text })
+        break
+      case 'thinking': {
+        // Only the writing model's thinking is left here (prepareMessages made other models' text).
+        if (block.redacted === true) break
+        const signature = block.signature !== undefined && block.signature !== '' ? block.signature : undefined
+        if (block.thinking === '') {
+          if (signature !== undefined) attachSignature(parts, signature)
+        } else parts.push({ text: block.thinking, thought: true, ...(signature === undefined ? {} : { thoughtSignature: signature }) })
+        break
+      }
+      case 'toolCall':
+        parts.push({ functionCall: { id: block.id, name: block.name, args: block.arguments } })
+        break
+      case 'extension': {
+        // Gemini parts (code execution...) carry over between Gemini models; a signature only to the model that made it.
+        const part = sameProvider ? partOfExtension(block) : undefined
+        if (part !== undefined && !same) delete part['thoughtSignature']
+        if (part !== undefined) parts.push(part)
+        break
+      }
+    }
+  }
+  const kept = parts.filter((p) => !(p['text'] === '' && p['thoughtSignature'] === undefined))
+  // Gemini 3 rejects a function call of the current turn without a signature; calls another model wrote have none.
+  if (gemini3 && !kept.some((p) => isRecord(p['functionCall']) && p['thoughtSignature'] !== undefined)) {
+    for (const p of kept) if (isRecord(p['functionCall'])) p['thoughtSignature'] = SKIP_THOUGHT_SIGNATURE
+  }
+  return kept
+}
+
+/** The `contents` of the request: the transcript prepared for `model`, in Gemini's turns. */
+export function googleContents(messages: readonly LlmMessage[], model: ModelSpec): Json[] {
+  // A response names its model by `modelVersion`; a versioned name of the requested model is the same model.
+  const relabeled = messages.map((m) =>
+    m.role === 'assistant' && m.provider === model.provider && m.model !== model.modelId && sameGeminiModel(m.model, model.modelId) ? { ...m, model: model.modelId } : m,
+  )
+  const prepared = prepareMessages(relabeled, { provider: model.provider, modelId: model.modelId, normalizeToolCallId: normalizeGoogleToolCallId })
+  const gemini3 = isGemini3(stripModels(model.modelId))
+  const out: Content[] = []
+  const push = (role: Content['role'], parts: Part[]): void => {
+    if (parts.length === 0) return
+    const last = out.at(-1)
+    if (last?.role === role) last.parts.push(...parts)
+    else out.push({ role, parts })
+  }
+  let responses: Part[] = []
+  let extra: Part[] = []
+  const flushResults = (): void => {
+    push('user', [...responses, ...extra])
+    responses = []
+    extra = []
+  }
+  for (const m of prepared) {
+    if (m.role === 'toolResult') {
+      const r = toolResultParts(m)
+      responses.push(r.response)
+      extra.push(...r.extra)
+      continue
+    }
+    flushResults()
+    if (m.role === 'user') push('user', userParts(m.content))
+    else push('model', modelParts(m, m.provider === model.provider, m.provider === model.provider && m.model === model.modelId, gemini3))
+  }
+  flushResults()
+  return out.map((c) => ({ role: c.role, parts: c.parts }))
+}
+
+/** The generation options: temperature, output cap, stop sequences, thinking. */
+function generationConfig(request: LlmRequest, settings: GoogleRequestSettings): Json {
+  const options = request.options
+  const out: Json = {}
+  if (options?.temperature !== undefined) out['temperature'] = options.temperature
+  const maxTokens = options?.maxTokens ?? request.model.maxOutputTokens
+  if (maxTokens !== undefined) out['maxOutputTokens'] = maxTokens
+  if (options?.stopSequences !== undefined && options.stopSequences.length > 0) out['stopSequences'] = [...options.stopSequences]
+  if (options?.responseFormat !== undefined) {
+    // `responseJsonSchema` takes standard JSON Schema (unlike `responseSchema`'s OpenAPI subset).
+    out['responseMimeType'] = 'application/json'
+    out['responseJsonSchema'] = options.responseFormat.schema
+  }
+  const thinking = googleThinkingConfig(request.model, settings.thinkingParameter)
+  if (thinking !== undefined) out['thinkingConfig'] = thinking
+  return out
+}
+
+/**
+ * The JSON body of a `streamGenerateContent` call for `request`. Pure: the
+ * same request and settings always give the same body.
+ */
+export function googleRequestBody(request: LlmRequest, settings: GoogleRequestSettings = {}): Json {
+  const body: Json = { contents: googleContents(request.messages, request.model) }
+  if (request.systemPrompt !== '') body['systemInstruction'] = { parts: [{ text: request.systemPrompt }] }
+  if (request.tools.length > 0) {
+    const mode = settings.schemaMode ?? 'openapi'
+    body['tools'] = [{ functionDeclarations: request.tools.map((t) => functionDeclaration(t, mode)) }]
+  }
+  const config = generationConfig(request, settings)
+  if (Object.keys(config).length > 0) body['generationConfig'] = config
+  if (settings.safetySettings !== undefined && settings.safetySettings.length > 0) body['safetySettings'] = settings.safetySettings.map((s) => ({ ...s }))
+  return body
+}
