@@ -1,4 +1,5 @@
-import { defer, identity, Observable, type MonoTypeOperatorFunction, type Subscription } from 'rxjs'
+import { defer, identity, Observable, type MonoTypeOperatorFunction } from 'rxjs'
+import { linked } from '../src/rx/linked-observer.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { CompactionEvent } from '../src/types/event.js'
 import type { LlmMessage } from '../src/types/message.js'
@@ -47,44 +48,43 @@ export function callModel(request: LlmRequest, routes: readonly ModelRoute[], op
   return new Observable<ProviderChunk>((subscriber) => {
     let route = 0
     let recovered = false
-    let current: Subscription | undefined
     let messages = request.messages
     const start = (): void => {
       const { model, streamFn } = routes[route]!
       let stopped = false
-      current = defer(() => streamFn({ ...request, model, messages }))
+      defer(() => streamFn({ ...request, model, messages }))
         .pipe(retry)
-        .subscribe({
-          next: (chunk) => {
-            if (chunk.type === 'stop') stopped = true
-            subscriber.next(chunk)
-          },
-          error: (error: unknown) => {
-            const info = providerErrorInfo(error)
-            if (info === undefined || stopped) return subscriber.error(error)
-            if (info.kind === 'contextOverflow') {
-              if (recovered || options.recoverOverflow === undefined) {
-                return subscriber.error(
-                  recovered ? new ProviderError({ ...info, message: `${info.message} (the context still overflowed after compaction)` }) : error,
-                )
+        .subscribe(
+          linked<ProviderChunk>(subscriber, {
+            next: (chunk) => {
+              if (chunk.type === 'stop') stopped = true
+              subscriber.next(chunk)
+            },
+            error: (error: unknown) => {
+              const info = providerErrorInfo(error)
+              if (info === undefined || stopped) return subscriber.error(error)
+              if (info.kind === 'contextOverflow') {
+                if (recovered || options.recoverOverflow === undefined) {
+                  return subscriber.error(
+                    recovered ? new ProviderError({ ...info, message: `${info.message} (the context still overflowed after compaction)` }) : error,
+                  )
+                }
+                const recovery = options.recoverOverflow()
+                if (recovery === undefined) return subscriber.error(error)
+                recovered = true
+                messages = recovery.messages
+                subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info })
+                options.onCompaction?.({ type: 'compaction', reason: 'overflow', ...recovery.compaction })
+                return start()
               }
-              const recovery = options.recoverOverflow()
-              if (recovery === undefined) return subscriber.error(error)
-              recovered = true
-              messages = recovery.messages
-              subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info })
-              options.onCompaction?.({ type: 'compaction', reason: 'overflow', ...recovery.compaction })
-              return start()
-            }
-            if (!info.retryable || route + 1 >= routes.length) return subscriber.error(error)
-            route++
-            subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info, model: routes[route]!.model })
-            start()
-          },
-          complete: () => subscriber.complete(),
-        })
+              if (!info.retryable || route + 1 >= routes.length) return subscriber.error(error)
+              route++
+              subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info, model: routes[route]!.model })
+              start()
+            },
+          }),
+        )
     }
     start()
-    return () => current?.unsubscribe()
   })
 }

@@ -2,6 +2,7 @@ import { asyncScheduler, Observable, type MonoTypeOperatorFunction, type Schedul
 import type { ProviderChunk } from '../src/types/chunk.js'
 import { ProviderError, type ProviderErrorInfo } from '../src/types/provider-error.js'
 import { errorText } from '../src/types/codec.js'
+import { linked } from '../src/rx/linked-observer.js'
 
 /** How {@link retryStream} retries. Every field has a default. */
 export interface RetryOptions {
@@ -59,39 +60,37 @@ export function retryStream(options: RetryOptions = {}): MonoTypeOperatorFunctio
   return (source) =>
     new Observable<ProviderChunk>((subscriber) => {
       let attempt = 1
-      let current: Subscription | undefined
       let wait: Subscription | undefined
       const start = (): void => {
         let stopped = false
-        current = source.subscribe({
-          next: (chunk) => {
-            if (chunk.type === 'stop') stopped = true
-            subscriber.next(chunk)
-          },
-          error: (error: unknown) => {
-            const info = error instanceof ProviderError ? error.info : undefined
-            if (info === undefined || stopped || attempt >= maxAttempts || !shouldRetry(info, attempt)) {
-              subscriber.error(error)
-              return
-            }
-            const delayMs = retryDelay(info, attempt, options)
-            if (delayMs > maxServerDelay) {
-              subscriber.error(
-                new ProviderError({ ...info, retryable: false, message: `${errorText(error)} (the server asked to wait ${Math.round(delayMs / 1000)} s, longer than the ${Math.round(maxServerDelay / 1000)} s allowed)` }),
-              )
-              return
-            }
-            subscriber.next({ type: 'retry', attempt, delayMs, error: info })
-            attempt++
-            wait = scheduler.schedule(start, delayMs)
-          },
-          complete: () => subscriber.complete(),
-        })
+        // A linked observer: one call per chunk on the hot path, torn down with the subscriber.
+        source.subscribe(
+          linked<ProviderChunk>(subscriber, {
+            next: (chunk) => {
+              if (chunk.type === 'stop') stopped = true
+              subscriber.next(chunk)
+            },
+            error: (error: unknown) => {
+              const info = error instanceof ProviderError ? error.info : undefined
+              if (info === undefined || stopped || attempt >= maxAttempts || !shouldRetry(info, attempt)) {
+                subscriber.error(error)
+                return
+              }
+              const delayMs = retryDelay(info, attempt, options)
+              if (delayMs > maxServerDelay) {
+                subscriber.error(
+                  new ProviderError({ ...info, retryable: false, message: `${errorText(error)} (the server asked to wait ${Math.round(delayMs / 1000)} s, longer than the ${Math.round(maxServerDelay / 1000)} s allowed)` }),
+                )
+                return
+              }
+              subscriber.next({ type: 'retry', attempt, delayMs, error: info })
+              attempt++
+              wait = scheduler.schedule(start, delayMs)
+            },
+          }),
+        )
       }
       start()
-      return () => {
-        wait?.unsubscribe()
-        current?.unsubscribe()
-      }
+      return () => wait?.unsubscribe()
     })
 }

@@ -1,4 +1,4 @@
-import { identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs'
+import { defer, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs'
 import { callModel, type ModelRoute, type OverflowRecovery } from './call-model.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import { retryStream, type RetryOptions } from './retry-stream.js'
@@ -75,13 +75,17 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
     (state) =>
       new Observable<TurnItem>((subscriber) => {
         const request = requestOf(state, options.options)
-        const routes = [{ model: state.model, streamFn: options.streamFn }, ...(options.fallback ?? [])]
         const recover = options.recoverOverflow
-        callModel(request, routes, {
-          retry,
-          ...(recover === undefined ? {} : { recoverOverflow: () => recover(state) }),
-          onCompaction: (event) => subscriber.next(event),
-        })
+        const chunks$ =
+          options.fallback === undefined && recover === undefined
+            ? // The common case needs neither a fallback chain nor recovery: one layer less per chunk.
+              defer(() => options.streamFn(request)).pipe(retry)
+            : callModel(request, [{ model: state.model, streamFn: options.streamFn }, ...(options.fallback ?? [])], {
+                retry,
+                ...(recover === undefined ? {} : { recoverOverflow: () => recover(state) }),
+                onCompaction: (event) => subscriber.next(event),
+              })
+        chunks$
           .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }) }))
           .subscribe(
             linked<AssistantStreamEvent>(subscriber, {
