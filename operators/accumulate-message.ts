@@ -1,4 +1,5 @@
-import { EMPTY, merge, Observable, Subject, takeUntil, tap, type OperatorFunction } from 'rxjs'
+import { Observable, type OperatorFunction } from 'rxjs'
+import { linked, type LinkedObserver } from '../src/rx/linked-observer.js'
 import { MessageFold, type FoldFailure } from '../src/stream/message-fold.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
@@ -49,29 +50,28 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
       // After a retry the next attempt's `messageStart` is not announced again.
       let announced = false
       let ended = false
-      // Fires to drop the source at once, even a synchronous one in the middle of emitting.
-      const drop$ = new Subject<void>()
+      // Linked observers (no Subject, no takeUntil: this runs once per model call on the hot path):
+      // closing `input` drops the source at once, even a synchronous one in the middle of emitting,
+      // and a downstream unsubscribe closes both.
+      let input: LinkedObserver<ProviderChunk> | undefined
 
       const end = (failure?: FoldFailure): void => {
         if (ended) return
         ended = true
+        input?.unsubscribe()
         if (!fold.isStarted && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
         const message: AssistantMessage = fold.finish(failure)
         subscriber.next({ type: 'messageEnd', message })
         subscriber.complete()
-        drop$.next()
       }
 
-      // takeUntil subscribes to the abort notifier before the source, so an
-      // abort already signalled never lets the source start.
-      const aborted$ =
-        options.abort === undefined
-          ? EMPTY
-          : options.abort.pipe(tap(() => end({ reason: 'aborted', message: 'the request was aborted' })))
+      // Subscribed before the source, so an abort already signalled never lets the source start.
+      if (options.abort !== undefined) {
+        options.abort.subscribe(linked<unknown>(subscriber, { next: () => end({ reason: 'aborted', message: 'the request was aborted' }), complete: () => undefined }))
+        if (ended) return
+      }
 
-      // Registered before subscribing, so a downstream unsubscribe stops even a synchronous source mid-emission.
-      subscriber.add(() => drop$.next())
-      return source.pipe(takeUntil(merge(drop$, aborted$))).subscribe({
+      input = linked<ProviderChunk>(subscriber, {
         next: (chunk) => {
           if (chunk.type === 'retry') {
             if (fold.stopped) return end({ reason: 'error', message: `stream contract violated: 'retry' arrived after 'stop'` })
@@ -101,5 +101,6 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
         },
         complete: () => end(),
       })
+      source.subscribe(input)
     })
 }
