@@ -23,28 +23,13 @@ import { MessageFold } from '../stream/message-fold.js'
 import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
+import { countAt, isRecord, recordAt, stringAt, type Json } from './json.js'
+
+export { isRecord, type Json } from './json.js'
 
 /** The provider name this adapter reports in errors and messages. */
 export const ANTHROPIC = 'anthropic'
 
-/** A JSON object, once narrowed from `unknown`. */
-export type Json = Record<string, unknown>
-
-/** Whether `value` is a JSON object (not an array, not null). */
-export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
-
-const recordAt = (o: Json | undefined, key: string): Json | undefined => {
-  const v = o?.[key]
-  return isRecord(v) ? v : undefined
-}
-const stringAt = (o: Json | undefined, key: string): string | undefined => {
-  const v = o?.[key]
-  return typeof v === 'string' ? v : undefined
-}
-const countAt = (o: Json | undefined, key: string): number | undefined => {
-  const v = o?.[key]
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined
-}
 
 /**
  * Anthropic error types → kinds. `invalid_request_error` is checked for

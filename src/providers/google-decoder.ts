@@ -30,14 +30,13 @@ import type { ProviderErrorKind } from '../types/provider-error.js'
 import { ProviderError } from '../types/provider-error.js'
 import { durationMs, parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
 import type { SseEvent } from './sse.js'
+import { isRecord, type Json } from './json.js'
+
+export { isRecord, type Json } from './json.js'
 import type { WireDecoder } from './protocol.js'
 
 /** The provider name in errors and messages. */
 export const GOOGLE = 'google'
-
-export type Json = Record<string, unknown>
-
-export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0)

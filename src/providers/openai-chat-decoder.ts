@@ -24,20 +24,9 @@ import { kindOfStatus, parseEventJson, protocolError, streamError, truncatedErro
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
 import { ProviderError, type ProviderErrorKind } from '../types/provider-error.js'
-import { isRecord, openaiCompat, type Compat, type Json } from './openai-chat-request.js'
+import { openaiCompat, type Compat } from './openai-chat-request.js'
+import { countAt, isRecord, recordAt, stringAt, type Json } from './json.js'
 
-const recordAt = (o: Json | undefined, key: string): Json | undefined => {
-  const v = o?.[key]
-  return isRecord(v) ? v : undefined
-}
-const stringAt = (o: Json | undefined, key: string): string | undefined => {
-  const v = o?.[key]
-  return typeof v === 'string' ? v : undefined
-}
-const countAt = (o: Json | undefined, key: string): number | undefined => {
-  const v = o?.[key]
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined
-}
 
 /**
  * Error codes and types of the OpenAI error body → kinds. Context overflow

@@ -9,16 +9,13 @@
  * strings. Where servers differ, the `Compat` row says what to do.
  */
 import type { ImageContent, UserContent } from '../types/content.js'
+import { isRecord, type Json } from './json.js'
+
+export { isRecord, type Json } from './json.js'
 import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
 import type { ModelSpec, ThinkingLevel } from '../types/model.js'
 import type { LlmRequest } from '../types/request.js'
 import { idSanitizer, prepareMessages } from './replay.js'
-
-/** A JSON object, once narrowed from `unknown`. */
-export type Json = Record<string, unknown>
-
-/** Whether `value` is a JSON object (not an array, not null). */
-export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** A reasoning effort as the `reasoning_effort` parameter names it. */
 export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high'

@@ -35,6 +35,9 @@ import { ProviderError, type ProviderErrorKind } from '../types/provider-error.j
 import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
+import { countAt, isRecord, recordAt, stringAt, type Json } from './json.js'
+
+export { isRecord as isJsonObject, type Json } from './json.js'
 
 /** The provider name this adapter reports in errors and messages. */
 export const OPENAI = 'openai'
@@ -42,24 +45,6 @@ export const OPENAI = 'openai'
 /** Type name of the extension chunk closing each message item. */
 export const MESSAGE_MARKER = 'openai.message'
 
-/** A JSON object, once narrowed from `unknown`. */
-export type Json = Record<string, unknown>
-
-/** Whether `value` is a JSON object (not an array, not null). */
-export const isJsonObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
-
-const objectAt = (o: Json | undefined, key: string): Json | undefined => {
-  const v = o?.[key]
-  return isJsonObject(v) ? v : undefined
-}
-const stringAt = (o: Json | undefined, key: string): string | undefined => {
-  const v = o?.[key]
-  return typeof v === 'string' ? v : undefined
-}
-const countAt = (o: Json | undefined, key: string): number | undefined => {
-  const v = o?.[key]
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined
-}
 
 /** How an OpenAI error code classifies, when the code says more than the status. */
 interface CodeClass {
@@ -104,7 +89,7 @@ export function openaiStreamError(code: string | undefined, message: string): Pr
 
 /** The error object of an `error` event: flat (`{type:'error', code, message}`) or nested under `error`. */
 function errorOf(json: Json): { code?: string; message: string } {
-  const inner = objectAt(json, 'error') ?? json
+  const inner = recordAt(json, 'error') ?? json
   const code = stringAt(inner, 'code') ?? (inner === json ? undefined : stringAt(inner, 'type'))
   const message = stringAt(inner, 'message') ?? 'the response failed'
   return code === undefined ? { message } : { code, message }
@@ -130,14 +115,14 @@ export function unwrapParallel(args: string): WrappedCall[] | undefined {
   } catch {
     return undefined
   }
-  const uses = isJsonObject(json) ? json['tool_uses'] : undefined
+  const uses = isRecord(json) ? json['tool_uses'] : undefined
   if (!Array.isArray(uses) || uses.length === 0) return undefined
   const calls: WrappedCall[] = []
   for (const use of uses) {
-    const recipient = isJsonObject(use) ? stringAt(use, 'recipient_name') : undefined
-    if (recipient === undefined || !isJsonObject(use)) return undefined
+    const recipient = isRecord(use) ? stringAt(use, 'recipient_name') : undefined
+    if (recipient === undefined || !isRecord(use)) return undefined
     const parameters = use['parameters']
-    calls.push({ name: recipient.replace(/^functions\./, ''), args: isJsonObject(parameters) ? parameters : {} })
+    calls.push({ name: recipient.replace(/^functions\./, ''), args: isRecord(parameters) ? parameters : {} })
   }
   return calls
 }
@@ -165,9 +150,9 @@ type ItemState =
 export function openaiUsage(usage: Json | undefined): UsageChunk | undefined {
   if (usage === undefined) return undefined
   const input = countAt(usage, 'input_tokens') ?? 0
-  const cached = Math.min(countAt(objectAt(usage, 'input_tokens_details'), 'cached_tokens') ?? 0, input)
+  const cached = Math.min(countAt(recordAt(usage, 'input_tokens_details'), 'cached_tokens') ?? 0, input)
   const output = countAt(usage, 'output_tokens') ?? 0
-  const reasoning = countAt(objectAt(usage, 'output_tokens_details'), 'reasoning_tokens') ?? 0
+  const reasoning = countAt(recordAt(usage, 'output_tokens_details'), 'reasoning_tokens') ?? 0
   const total = countAt(usage, 'total_tokens')
   return {
     type: 'usage',
@@ -194,7 +179,7 @@ export function openaiStopReason(status: string | undefined, incompleteReason: s
 function joinTexts(parts: unknown): string {
   if (!Array.isArray(parts)) return ''
   return parts
-    .map((p) => (isJsonObject(p) ? (stringAt(p, 'text') ?? '') : ''))
+    .map((p) => (isRecord(p) ? (stringAt(p, 'text') ?? '') : ''))
     .filter((t) => t !== '')
     .join('\n\n')
 }
@@ -230,7 +215,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     // Some gateways end OpenAI-style streams with a Chat Completions terminator.
     if (event.data.trim() === '[DONE]' || event.data.trim() === '') return []
     const json = parseEventJson(OPENAI, event.data, event.event)
-    if (!isJsonObject(json)) throw protocolError(OPENAI, `an event is not a JSON object: ${event.data.slice(0, 80)}`)
+    if (!isRecord(json)) throw protocolError(OPENAI, `an event is not a JSON object: ${event.data.slice(0, 80)}`)
     // The response is over; anything after its terminal event is noise.
     if (this.done) return []
     const type = stringAt(json, 'type') ?? event.event
@@ -240,7 +225,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     }
     const out: ProviderChunk[] = []
     if (type === 'response.created' || type === 'response.in_progress' || type === 'response.queued') {
-      this.start(out, objectAt(json, 'response'))
+      this.start(out, recordAt(json, 'response'))
       return out
     }
     this.start(out, undefined)
@@ -288,7 +273,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
       case 'response.incomplete':
       case 'response.failed':
       case 'response.cancelled':
-        this.finish(out, type, objectAt(json, 'response'))
+        this.finish(out, type, recordAt(json, 'response'))
         break
       default:
         // Progress events (content parts, searches in progress, annotations
@@ -349,7 +334,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   }
 
   private itemAdded(out: ProviderChunk[], json: Json): void {
-    const item = objectAt(json, 'item')
+    const item = recordAt(json, 'item')
     if (item === undefined) return
     const index = countAt(json, 'output_index')
     const key = stringAt(item, 'id') ?? `#${index ?? this.items.size}`
@@ -416,14 +401,14 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   }
 
   private itemDone(out: ProviderChunk[], json: Json): void {
-    const item = objectAt(json, 'item')
+    const item = recordAt(json, 'item')
     if (item === undefined) return
     const index = countAt(json, 'output_index')
     const key = stringAt(item, 'id') ?? (index === undefined ? undefined : this.byIndex.get(index)) ?? `#${index ?? this.items.size}`
     const type = stringAt(item, 'type')
     const state = this.items.get(key)
     if (type === 'message') {
-      const parts = Array.isArray(item['content']) ? item['content'].filter(isJsonObject) : []
+      const parts = Array.isArray(item['content']) ? item['content'].filter(isRecord) : []
       if (parts.some((p) => stringAt(p, 'type') === 'refusal')) this.refused = true
       const full = parts.map((p) => stringAt(p, 'text') ?? stringAt(p, 'refusal') ?? '').join('')
       const rest = remainder(state?.kind === 'message' ? state.text : '', [full])
@@ -462,16 +447,16 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     const status = stringAt(response, 'status') ?? type.slice('response.'.length)
     if (status === 'cancelled') throw ProviderError.of('unknown', OPENAI, `${OPENAI}: the response was cancelled`, { code: 'cancelled' })
     if (status === 'failed') {
-      const error = objectAt(response, 'error')
+      const error = recordAt(response, 'error')
       throw openaiStreamError(stringAt(error, 'code'), stringAt(error, 'message') ?? 'the response failed')
     }
     if (status !== 'incomplete') {
       // A completed response whose call items never closed: their arguments are all there.
       for (const item of this.items.values()) if (item.kind === 'call' && !item.ended) this.endCall(out, item, undefined)
     }
-    const reason = stringAt(objectAt(response, 'incomplete_details'), 'reason')
+    const reason = stringAt(recordAt(response, 'incomplete_details'), 'reason')
     out.push({ type: 'stop', reason: openaiStopReason(status, reason, this.calledTools, this.refused) })
-    const usage = openaiUsage(objectAt(response, 'usage'))
+    const usage = openaiUsage(recordAt(response, 'usage'))
     if (usage !== undefined) out.push(usage)
   }
 }
