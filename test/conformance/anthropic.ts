@@ -13,8 +13,7 @@
  * responses) and compared with the recorded one.
  */
 import { basename } from 'node:path'
-import { from } from 'rxjs'
-import { accumulateMessage } from '../../operators/accumulate-message.js'
+import { foldChunks } from '../../marbles/fold-chunks.js'
 import { AnthropicDecoder, anthropicMessageFromJson, anthropicRequestBody } from '../../src/providers/anthropic.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
@@ -224,17 +223,8 @@ function split(text: string, size: number): Uint8Array[] {
   return out
 }
 
-/** The final message the runtime folds `chunks` into (synchronously: `from` over an array). */
-function fold(chunks: readonly ProviderChunk[], model: ModelSpec): AssistantMessage {
-  let message: AssistantMessage | undefined
-  from(chunks)
-    .pipe(accumulateMessage({ model, now: () => 0 }))
-    .subscribe((event) => {
-      if (event.type === 'messageEnd') message = event.message
-    })
-  if (message === undefined) throw new Mismatch('the fold did not end')
-  return message
-}
+/** The final message the runtime folds `chunks` into. */
+const fold = (chunks: readonly ProviderChunk[], model: ModelSpec): AssistantMessage => foldChunks(chunks, model)
 
 function checkMessage(m: AssistantMessage, x: Expected, model: ModelSpec): void {
   if (m.stopReason === 'error') throw new Mismatch(`the message ended with an error: ${m.errorMessage ?? ''}`)

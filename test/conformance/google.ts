@@ -16,8 +16,7 @@
  * checked against the body.
  */
 import { basename } from 'node:path'
-import { from } from 'rxjs'
-import { accumulateMessage } from '../../operators/accumulate-message.js'
+import { foldChunks } from '../../marbles/fold-chunks.js'
 import { GoogleDecoder, googleErrorFromBody, googleRequestBody } from '../../src/providers/google.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
@@ -163,15 +162,7 @@ function pieces(text: string, size: number): Uint8Array[] {
   return out
 }
 
-function fold(chunks: readonly ProviderChunk[], model: ModelSpec): AssistantMessage {
-  let message: AssistantMessage | undefined
-  from(chunks)
-    .pipe(accumulateMessage({ model, now: () => 0 }))
-    .subscribe((e) => {
-      if (e.type === 'messageEnd') message = e.message
-    })
-  return message!
-}
+const fold = (chunks: readonly ProviderChunk[], model: ModelSpec): AssistantMessage => foldChunks(chunks, model)
 
 /** Which kind of replayed part a signature is on. */
 const kindOfPart = (part: Json): SignedKind => (isObj(part['functionCall']) ? 'functionCall' : part['thought'] === true ? 'thought' : 'text')

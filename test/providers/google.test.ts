@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { firstValueFrom, from, lastValueFrom, toArray } from 'rxjs'
-import { accumulateMessage } from '../../operators/accumulate-message.js'
+import { firstValueFrom, lastValueFrom, toArray } from 'rxjs'
+import { foldChunks } from '../../marbles/fold-chunks.js'
 import { agentLoop } from '../../src/loop/agent-loop.js'
 import { transcriptFromEvents } from '../../src/loop/transcript.js'
 import {
@@ -46,16 +46,7 @@ const flash = modelSpec('google', 'gemini-2.5-flash', { cost: rates })
 
 const decode = (wire: string, size = 5): ProviderChunk[] => decodeWire(new GoogleDecoder('gemini-2.5-flash'), splitBytes(wire, size))
 
-/** The runtime's final message for `chunks` (the fold is synchronous over an array). */
-function fold(chunks: readonly ProviderChunk[], model: ModelSpec = flash): AssistantMessage {
-  let message: AssistantMessage | undefined
-  from(chunks)
-    .pipe(accumulateMessage({ model, now: () => 0 }))
-    .subscribe((e) => {
-      if (e.type === 'messageEnd') message = e.message
-    })
-  return message!
-}
+const fold = (chunks: readonly ProviderChunk[], model: ModelSpec = flash): AssistantMessage => foldChunks(chunks, model)
 
 const decodeError = (wire: string): ProviderError => {
   try {

@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import * as t from 'io-ts'
-import { firstValueFrom, from, lastValueFrom, toArray } from 'rxjs'
-import { accumulateMessage } from '../../operators/accumulate-message.js'
+import { firstValueFrom, lastValueFrom, toArray } from 'rxjs'
+import { foldChunks } from '../../marbles/fold-chunks.js'
 import { agentLoop } from '../../src/loop/agent-loop.js'
 import { transcriptFromEvents } from '../../src/loop/transcript.js'
 import { defineTool } from '../../src/tools/define-tool.js'
@@ -38,16 +38,7 @@ const o4mini = modelSpec('openai', 'o4-mini', { cost: { input: 1.1, output: 4.4,
 /** Decodes a wire body cut into `size`-byte network chunks. Throws what the stream would error with. */
 const decode = (wire: string, size = 5): ProviderChunk[] => decodeWire(new OpenAIChatDecoder(), splitBytes(wire, size))
 
-/** Folds chunks into the final message, as the runtime does. */
-function fold(chunks: readonly ProviderChunk[], model: ModelSpec = gpt41): AssistantMessage {
-  let message: AssistantMessage | undefined
-  from(chunks)
-    .pipe(accumulateMessage({ model, now: () => 0 }))
-    .subscribe((e) => {
-      if (e.type === 'messageEnd') message = e.message
-    })
-  return message!
-}
+const fold = (chunks: readonly ProviderChunk[], model: ModelSpec = gpt41): AssistantMessage => foldChunks(chunks, model)
 
 /** A Chat Completions chunk in the API's shape. */
 function chunk(delta: Record<string, unknown>, finish: string | null = null, more: Record<string, unknown> = {}): Record<string, unknown> {

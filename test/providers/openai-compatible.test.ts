@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import * as t from 'io-ts'
-import { firstValueFrom, from, lastValueFrom, toArray } from 'rxjs'
-import { accumulateMessage } from '../../operators/accumulate-message.js'
+import { firstValueFrom, lastValueFrom, toArray } from 'rxjs'
+import { foldChunks } from '../../marbles/fold-chunks.js'
 import { agentLoop } from '../../src/loop/agent-loop.js'
 import { transcriptFromEvents } from '../../src/loop/transcript.js'
 import { defineTool } from '../../src/tools/define-tool.js'
@@ -32,15 +32,7 @@ const fixture = (name: string): string => readFileSync(fileURLToPath(new URL(`..
 
 const decode = (wire: string, server: CompatServer, size = 5): ProviderChunk[] => decodeWire(new OpenAIChatDecoder(server, compatFor(server)), splitBytes(wire, size))
 
-function fold(chunks: readonly ProviderChunk[], model: ModelSpec): AssistantMessage {
-  let message: AssistantMessage | undefined
-  from(chunks)
-    .pipe(accumulateMessage({ model, now: () => 0 }))
-    .subscribe((e) => {
-      if (e.type === 'messageEnd') message = e.message
-    })
-  return message!
-}
+const fold = (chunks: readonly ProviderChunk[], model: ModelSpec): AssistantMessage => foldChunks(chunks, model)
 
 function decodeError(run: () => unknown): ProviderError {
   try {
