@@ -74,7 +74,7 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
       input = linked<ProviderChunk>(subscriber, {
         next: (chunk) => {
           if (chunk.type === 'retry') {
-            if (fold.stopped) return end({ reason: 'error', message: `stream contract violated: 'retry' arrived after 'stop'` })
+            // Even after `stop`: a silent context overflow is only known once the answer is complete.
             const discarded = fold.finish({ reason: 'error', message: chunk.error.message, kind: chunk.error.kind })
             announced ||= fold.isStarted
             if (chunk.model !== undefined) {

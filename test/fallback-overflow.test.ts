@@ -10,7 +10,7 @@ import { ProviderError } from '../src/types/provider-error.js'
 import { userMessage, assistantMessage, type AssistantMessage } from '../src/types/message.js'
 import { modelSpec } from '../src/types/model.js'
 import type { AgentEvent } from '../src/types/event.js'
-import { chunk, runAgentMarbles, scriptedModel } from '../marbles/index.js'
+import { chunk, reply, runAgentMarbles, scriptedModel } from '../marbles/index.js'
 
 const overloaded = ProviderError.of('overloaded', 'a', 'a 529 overloaded_error: Overloaded', { status: 529 })
 const overflow = ProviderError.of('contextOverflow', 'a', 'a 400: prompt is too long: 210000 tokens > 200000 maximum', { status: 400 })
@@ -120,5 +120,25 @@ describe('context overflow recovery', () => {
     const events = await lastValueFrom(agentLoop(hello, { systemPrompt: '', messages: history, tools: [] }, { model: model.model, streamFn: model.streamFn }).pipe(toArray()))
     expect(assistantEnds(events)[0]).toMatchObject({ stopReason: 'error', errorKind: 'contextOverflow' })
     expect(model.requests).toHaveLength(1)
+  })
+})
+
+describe('silent context overflow', () => {
+  it('an answer whose prompt usage reached the context window is redone once with the recovered context', async () => {
+    const windowed = modelSpec('ollama', 'small', { contextWindow: 1_000 })
+    const model = scriptedModel([reply.text('garbled', { usage: { input: 1_000, output: 5 } }), reply.text('fine', { usage: { input: 300, output: 5 } })], { model: windowed })
+    const events = await lastValueFrom(
+      agentLoop(hello, { systemPrompt: '', messages: [userMessage('old'), assistantMessage('old answer')], tools: [] }, {
+        model: windowed,
+        streamFn: model.streamFn,
+        recoverOverflow: (state) => ({ messages: state.context.messages.slice(-1) as never, compaction: { droppedMessages: 2, droppedTokens: 10, keptMessages: 1, keptTokens: 2, budget: 500 } }),
+      }).pipe(toArray()),
+    )
+    const [message] = assistantEnds(events)
+    expect(message).toMatchObject({ stopReason: 'stop', content: [{ type: 'text', text: 'fine' }] })
+    expect(message!.usage.input).toBe(1_300) // the truncated attempt was billed too
+    expect(events.find((e) => e.type === 'streamRetry')).toMatchObject({ error: { kind: 'contextOverflow' } })
+    expect((events.find((e) => e.type === 'streamRetry') as { error: { message: string } }).error.message).toContain('silent context overflow')
+    expect(model.requests.map((r) => r.messages.length)).toEqual([3, 1])
   })
 })

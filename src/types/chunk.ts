@@ -51,9 +51,11 @@ export const ExtensionChunk = t.type(
 )
 /**
  * The attempt streamed so far failed and is discarded; the call is made again
- * after `delayMs`. Emitted by the retry operator, before anything (the next
- * chunk is then `messageStart`) or mid-stream: consumers drop the partial
- * content they showed. Usage already reported stays counted: it was billed.
+ * after `delayMs`. Emitted by the retry operator and `callModel`, at any
+ * point — before anything (the next chunk is then `messageStart`), mid-stream,
+ * or after `stop` (a silent context overflow is only known at the end):
+ * consumers drop the partial content they showed. Usage already reported
+ * stays counted: it was billed.
  */
 export const RetryChunk = struct(
   'RetryChunk',
