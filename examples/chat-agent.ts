@@ -14,7 +14,7 @@ const convert = defineTool({
   execute: ({ celsius }) => `${(celsius * 9) / 5 + 32}°F`,
 })
 
-// Offline: a scripted model. With a key: `streamFn: anthropic()`, `model: model('anthropic/claude-sonnet-4-5')`.
+// Offline: a scripted model. With a key: `streamFn: anthropic()`, `model: model('anthropic/claude-sonnet-5-5')`.
 const { model, streamFn } = scriptedModel([
   reply.toolCalls([{ id: 'w1', name: 'weather', args: { city: 'Paris' } }], { usage: { input: 900, output: 40 } }),
   reply.toolCalls([{ id: 'f1', name: 'to_fahrenheit', args: { celsius: 18 } }], { usage: { input: 1000, output: 30 } }),

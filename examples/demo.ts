@@ -8,9 +8,9 @@
  * loop):
  *
  *   npm run demo                                   # offline, scripted
- *   ANTHROPIC_API_KEY=… npm run demo               # claude-sonnet-4-5
- *   OPENAI_API_KEY=… npm run demo                  # gpt-5-mini (Responses API)
- *   GEMINI_API_KEY=… npm run demo                  # gemini-2.5-flash
+ *   ANTHROPIC_API_KEY=… npm run demo               # claude-sonnet-5-5
+ *   OPENAI_API_KEY=… npm run demo                  # gpt-6-luna (Responses API)
+ *   GEMINI_API_KEY=… npm run demo                  # gemini-3.8-flash
  *   OPENAI_COMPATIBLE_BASE_URL=http://localhost:11434/v1 OPENAI_COMPATIBLE_MODEL=qwen3:8b npm run demo   # Ollama, vLLM, …
  *   RXAGENT_MODEL=anthropic/claude-haiku-4-5 …     # any catalog model;  RXAGENT_OFFLINE=1 forces the scripted model
  */
@@ -188,9 +188,9 @@ function chooseModel(): { model: ModelSpec; streamFn: StreamFn; label: string } 
   const compatibleUrl = env['OPENAI_COMPATIBLE_BASE_URL']
   const pick =
     env['RXAGENT_MODEL'] ??
-    (env['ANTHROPIC_API_KEY'] ? 'anthropic/claude-sonnet-4-5'
-      : env['OPENAI_API_KEY'] ? 'openai/gpt-5-mini'
-      : env['GEMINI_API_KEY'] || env['GOOGLE_API_KEY'] ? 'google/gemini-2.5-flash'
+    (env['ANTHROPIC_API_KEY'] ? 'anthropic/claude-sonnet-5-5'
+      : env['OPENAI_API_KEY'] ? 'openai/gpt-6-luna'
+      : env['GEMINI_API_KEY'] || env['GOOGLE_API_KEY'] ? 'google/gemini-3.8-flash'
       : undefined)
   if (pick !== undefined) {
     const chosen = catalogModel(pick)

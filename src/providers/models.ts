@@ -5,7 +5,7 @@
  * they change — override or extend the catalog rather than editing it:
  *
  * ```ts
- * const mine = models.with([{ ...models.get('anthropic', 'claude-sonnet-4-5')!, cost: { input: 2.5, output: 12, cacheRead: 0.25, cacheWrite: 3 } }])
+ * const mine = models.with([{ ...models.get('anthropic', 'claude-sonnet-5-5')!, cost: { input: 1.8, output: 9, cacheRead: 0.18, cacheWrite: 2.25 } }])
  * const local = models.with([catalogModel('ollama', 'qwen3:32b', { api: 'openai-compatible', contextWindow: 40_960, reasoning: true })])
  * ```
  */
@@ -34,9 +34,10 @@ export const CatalogModel = t.intersection(
 )
 export type CatalogModel = t.TypeOf<typeof CatalogModel>
 
-const M = 1_000_000
 const K = 1_000
-const pricesAsOf = '2025-11'
+const M = 1_000_000
+/** When the prices below were read from the providers' pages. */
+const pricesAsOf = '2026-11'
 
 /** Builds a catalog entry; unspecified facts default to "unknown" (no cost, no limits) rather than guesses. */
 export function catalogModel(
@@ -54,31 +55,37 @@ const rows = (provider: string, api: ModelApi, list: readonly Row[]): CatalogMod
     catalogModel(provider, modelId, { api, name, contextWindow, maxOutputTokens, cost: { input, output, cacheRead, cacheWrite }, reasoning, images, pricesAsOf }),
   )
 
-// Anthropic: cache writes are the 5-minute rate (1.25× input); 1-hour writes cost 2× input.
+// Anthropic: cache reads cost 0.1× input, 5-minute cache writes 1.25× (1-hour writes 2×: override `cacheWrite` if you use them).
 const anthropic = rows('anthropic', 'anthropic-messages', [
-  ['claude-opus-4-5', 'Claude Opus 4.5', 200 * K, 64 * K, 5, 25, 0.5, 6.25, true, true],
-  ['claude-sonnet-4-5', 'Claude Sonnet 4.5', 200 * K, 64 * K, 3, 15, 0.3, 3.75, true, true],
+  ['claude-fable-5-1', 'Claude Fable 5.1', 1 * M, 128 * K, 10, 50, 1, 12.5, true, true],
+  ['claude-opus-5-5', 'Claude Opus 5.5', 1 * M, 128 * K, 4, 20, 0.4, 5, true, true],
+  ['claude-sonnet-5-5', 'Claude Sonnet 5.5', 1 * M, 128 * K, 2, 10, 0.2, 2.5, true, true],
+  ['claude-haiku-5-5', 'Claude Haiku 5.5', 1 * M, 128 * K, 0.1, 0.5, 0.01, 0.125, true, true],
+  ['claude-opus-5', 'Claude Opus 5 (legacy)', 1 * M, 128 * K, 5, 25, 0.5, 6.25, true, true],
+  ['claude-sonnet-5', 'Claude Sonnet 5 (legacy)', 1 * M, 128 * K, 2, 10, 0.2, 2.5, true, true],
+  ['claude-sonnet-4-5', 'Claude Sonnet 4.5 (legacy)', 200 * K, 64 * K, 3, 15, 0.3, 3.75, true, true],
   ['claude-haiku-4-5', 'Claude Haiku 4.5', 200 * K, 64 * K, 1, 5, 0.1, 1.25, true, true],
-  ['claude-opus-4-1', 'Claude Opus 4.1', 200 * K, 32 * K, 15, 75, 1.5, 18.75, true, true],
-  ['claude-sonnet-4-0', 'Claude Sonnet 4', 200 * K, 64 * K, 3, 15, 0.3, 3.75, true, true],
 ])
 
-// OpenAI: cached input is billed at the cache-read rate; there is no cache-write charge.
+// OpenAI: cached input at 0.1× input on the GPT-5/6 families; GPT-6 also bills cache writes.
 const openai = rows('openai', 'openai-responses', [
-  ['gpt-5.1', 'GPT-5.1', 400 * K, 128 * K, 1.25, 10, 0.125, 0, true, true],
-  ['gpt-5', 'GPT-5', 400 * K, 128 * K, 1.25, 10, 0.125, 0, true, true],
+  ['gpt-6.2-sol', 'GPT-6.2 Sol', 1_050_000, 128 * K, 2, 10, 0.2, 2.5, true, true],
+  ['gpt-6-sol', 'GPT-6 Sol', 1_050_000, 128 * K, 2, 10, 0.2, 2.5, true, true],
+  ['gpt-6-luna', 'GPT-6 Luna', 1_050_000, 128 * K, 0.1, 0.5, 0.01, 0.125, true, true],
+  ['gpt-5.5', 'GPT-5.5', 1_050_000, 128 * K, 5, 30, 0.5, 0, true, true],
+  ['gpt-5.4', 'GPT-5.4', 1_050_000, 128 * K, 2.5, 15, 0.25, 0, true, true],
+  ['gpt-5.4-mini', 'GPT-5.4 mini', 400 * K, 128 * K, 0.75, 4.5, 0.075, 0, true, true],
+  ['gpt-5.4-nano', 'GPT-5.4 nano', 400 * K, 128 * K, 0.2, 1.25, 0.02, 0, true, true],
   ['gpt-5-mini', 'GPT-5 mini', 400 * K, 128 * K, 0.25, 2, 0.025, 0, true, true],
-  ['gpt-5-nano', 'GPT-5 nano', 400 * K, 128 * K, 0.05, 0.4, 0.005, 0, true, true],
   ['gpt-4.1', 'GPT-4.1', 1_047_576, 32_768, 2, 8, 0.5, 0, false, true],
-  ['gpt-4.1-mini', 'GPT-4.1 mini', 1_047_576, 32_768, 0.4, 1.6, 0.1, 0, false, true],
-  ['gpt-4o', 'GPT-4o', 128 * K, 16_384, 2.5, 10, 1.25, 0, false, true],
-  ['o3', 'o3', 200 * K, 100 * K, 2, 8, 0.5, 0, true, true],
-  ['o4-mini', 'o4-mini', 200 * K, 100 * K, 1.1, 4.4, 0.275, 0, true, true],
 ])
 
-// Google: prices for prompts up to 200k tokens (longer prompts cost more: override when you send them).
+// Google: prices for prompts up to 200k tokens (Pro models cost more above: override when you send such prompts).
+// The 3.8 Flash price is Google's introductory rate, announced to double on 2027-01-01.
 const google = rows('google', 'google-gemini', [
-  ['gemini-3-pro-preview', 'Gemini 3 Pro (preview)', 1_048_576, 65_536, 2, 12, 0.2, 0, true, true],
+  ['gemini-3.8-flash', 'Gemini 3.8 Flash', 1_048_576, 65_536, 0.75, 3.75, 0.075, 0, true, true],
+  ['gemini-3.5-flash', 'Gemini 3.5 Flash', 1_048_576, 65_536, 1.5, 9, 0.15, 0, true, true],
+  ['gemini-3.1-pro-preview', 'Gemini 3.1 Pro (preview)', 1_048_576, 65_536, 2, 12, 0.2, 0, true, true],
   ['gemini-2.5-pro', 'Gemini 2.5 Pro', 1_048_576, 65_536, 1.25, 10, 0.125, 0, true, true],
   ['gemini-2.5-flash', 'Gemini 2.5 Flash', 1_048_576, 65_536, 0.3, 2.5, 0.03, 0, true, true],
   ['gemini-2.5-flash-lite', 'Gemini 2.5 Flash-Lite', 1_048_576, 65_536, 0.1, 0.4, 0.01, 0, true, true],
@@ -86,12 +93,12 @@ const google = rows('google', 'google-gemini', [
 
 const compatible = [
   ...rows('deepseek', 'openai-compatible', [
-    ['deepseek-chat', 'DeepSeek V3.2 (chat)', 128 * K, 8 * K, 0.28, 0.42, 0.028, 0, false, false],
-    ['deepseek-reasoner', 'DeepSeek V3.2 (reasoner)', 128 * K, 64 * K, 0.28, 0.42, 0.028, 0, true, false],
+    ['deepseek-chat', 'DeepSeek (chat)', 128 * K, 8 * K, 0.28, 0.42, 0.028, 0, false, false],
+    ['deepseek-reasoner', 'DeepSeek (reasoner)', 128 * K, 64 * K, 0.28, 0.42, 0.028, 0, true, false],
   ]),
   ...rows('xai', 'openai-compatible', [
     ['grok-4', 'Grok 4', 256 * K, 64 * K, 3, 15, 0.75, 0, true, true],
-    ['grok-4-fast', 'Grok 4 Fast', 2 * M, 30 * K, 0.2, 0.5, 0.05, 0, true, true],
+    ['grok-code-fast', 'Grok Code Fast', 256 * K, 64 * K, 0.2, 1.5, 0.02, 0, true, false],
   ]),
   ...rows('groq', 'openai-compatible', [
     ['llama-3.3-70b-versatile', 'Llama 3.3 70B (Groq)', 131_072, 32_768, 0.59, 0.79, 0, 0, false, false],
