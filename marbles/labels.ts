@@ -1,5 +1,6 @@
 /** Short, readable names for events, so that a marble diagram's value map reads like a log. */
 import type { AgentEvent } from '../src/types/event.js'
+import type { AgentOwnEvent } from '../src/agent/agent-events.js'
 
 /**
  * A one-line label per event:
@@ -16,8 +17,9 @@ import type { AgentEvent } from '../src/types/event.js'
  * | streamRetry | `retry:<attempt>:<errorKind>` |
  * | modelFallback | `fallback:<modelId>` |
  * | compaction | `compaction:<reason>:-<droppedMessages>` |
+ * | Agent only: turnMetrics, modelChange, listenerError | `metrics:<turn>`, `model:<modelId>`, `listenerError:<listener>` |
  */
-export function eventLabel(event: AgentEvent): string {
+export function eventLabel(event: AgentEvent | AgentOwnEvent): string {
   switch (event.type) {
     case 'agentStart':
       return 'agentStart'
@@ -60,5 +62,11 @@ export function eventLabel(event: AgentEvent): string {
       return `${event.approved ? (event.rewritten ? 'rewritten' : 'approved') : 'rejected'}:${event.toolCallId}`
     case 'policyDecision':
       return `policy:${event.slot}:${event.action}`
+    case 'turnMetrics':
+      return `metrics:${event.metrics.turnIndex}`
+    case 'modelChange':
+      return `model:${event.to.modelId}`
+    case 'listenerError':
+      return `listenerError:${event.listener}`
   }
 }

@@ -5,6 +5,7 @@
 import { map, type Observable } from 'rxjs'
 import { TestScheduler, type RunHelpers } from 'rxjs/testing'
 import type { AgentEvent } from '../src/types/event.js'
+import type { AgentOwnEvent } from '../src/agent/agent-events.js'
 import { eventLabel } from './labels.js'
 
 /** What `TestScheduler` records: a notification at a frame. */
@@ -157,7 +158,7 @@ export interface AgentMarbleHelpers extends RunHelpers {
    * `)
    * ```
    */
-  readonly expectTimeline: (events$: Observable<AgentEvent>) => { toBe(timeline: string): void }
+  readonly expectTimeline: (events$: Observable<AgentEvent | AgentOwnEvent>) => { toBe(timeline: string): void }
   readonly scheduler: TestScheduler
   /**
    * Asserts a run's events as labels (see `eventLabel`):
