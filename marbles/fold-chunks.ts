@@ -23,3 +23,11 @@ export function foldChunks(chunks: readonly ProviderChunk[], model: ModelSpec = 
   if (message === undefined) throw new Error('foldChunks: the chunks did not fold synchronously')
   return message
 }
+
+/** `text` as UTF-8 network chunks of `size` bytes, cut anywhere (inside multi-byte characters too), as a network may. */
+export function splitBytes(text: string, size: number): Uint8Array[] {
+  const bytes = new TextEncoder().encode(text)
+  const out: Uint8Array[] = []
+  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size))
+  return out
+}

@@ -13,7 +13,7 @@
  * responses) and compared with the recorded one.
  */
 import { basename } from 'node:path'
-import { foldChunks } from '../../marbles/fold-chunks.js'
+import { foldChunks, splitBytes } from '../../marbles/fold-chunks.js'
 import { AnthropicDecoder, anthropicMessageFromJson, anthropicRequestBody } from '../../src/providers/anthropic.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
@@ -23,39 +23,12 @@ import { modelSpec, type ModelSpec } from '../../src/types/model.js'
 import type { StopReason } from '../../src/types/stop-reason.js'
 import type { ToolSchema } from '../../src/types/tool.js'
 import { costOf, type CostRates } from '../../src/types/usage.js'
+import { arr, expectSame, isObj, Mismatch, obj, same, str, type Json } from './check.js'
 import type { ConformanceSuite, FileVerdict } from './types.js'
 
-type Json = Record<string, unknown>
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
-const obj = (v: unknown): Json => (isObj(v) ? v : {})
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
-const str = (v: unknown): string => (typeof v === 'string' ? v : '')
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined)
 
-/** Structural equality of JSON values, key order ignored. */
-function same(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]))
-  }
-  if (isObj(a) && isObj(b)) {
-    const ka = Object.keys(a).filter((k) => a[k] !== undefined)
-    const kb = Object.keys(b).filter((k) => b[k] !== undefined)
-    return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && same(a[k], b[k]))
-  }
-  return false
-}
 
-class Mismatch extends Error {}
-function expectSame(what: string, actual: unknown, expected: unknown): void {
-  if (!same(actual, expected)) {
-    const show = (v: unknown): string => {
-      const s = JSON.stringify(v) ?? String(v)
-      return s.length > 160 ? `${s.slice(0, 160)}…` : s
-    }
-    throw new Mismatch(`${what}: got ${show(actual)}, expected ${show(expected)}`)
-  }
-}
 
 const stopOf: Record<string, StopReason> = {
   end_turn: 'stop',
@@ -216,12 +189,7 @@ function oracle(events: readonly Json[]): Expected {
 const wireOf = (lines: readonly string[]): string =>
   lines.map((line) => `event: ${str(obj(JSON.parse(line))['type'])}\ndata: ${line}\n\n`).join('')
 
-function split(text: string, size: number): Uint8Array[] {
-  const bytes = new TextEncoder().encode(text)
-  const out: Uint8Array[] = []
-  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size))
-  return out
-}
+const split = splitBytes
 
 /** The final message the runtime folds `chunks` into. */
 const fold = (chunks: readonly ProviderChunk[], model: ModelSpec): AssistantMessage => foldChunks(chunks, model)

@@ -16,7 +16,7 @@
  * checked against the body.
  */
 import { basename } from 'node:path'
-import { foldChunks } from '../../marbles/fold-chunks.js'
+import { foldChunks, splitBytes } from '../../marbles/fold-chunks.js'
 import { GoogleDecoder, googleErrorFromBody, googleRequestBody } from '../../src/providers/google.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
@@ -25,36 +25,12 @@ import { userMessage, type AssistantMessage, type LlmMessage, type ToolResultMes
 import { modelSpec, type ModelSpec } from '../../src/types/model.js'
 import type { StopReason } from '../../src/types/stop-reason.js'
 import { costOf, type CostRates } from '../../src/types/usage.js'
+import { arr, expectSame, isObj, Mismatch, obj, str, type Json } from './check.js'
 import type { ConformanceSuite, FileVerdict } from './types.js'
 
-type Json = Record<string, unknown>
-const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
-const obj = (v: unknown): Json => (isObj(v) ? v : {})
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
-const str = (v: unknown): string => (typeof v === 'string' ? v : '')
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0)
 
-/** Structural equality of JSON values, key order ignored. */
-function same(a: unknown, b: unknown): boolean {
-  if (a === b) return true
-  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]))
-  if (isObj(a) && isObj(b)) {
-    const ka = Object.keys(a)
-    return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && same(a[k], b[k]))
-  }
-  return false
-}
 
-class Mismatch extends Error {}
-function expectSame(what: string, actual: unknown, expected: unknown): void {
-  if (!same(actual, expected)) {
-    const show = (v: unknown): string => {
-      const s = JSON.stringify(v) ?? String(v)
-      return s.length > 160 ? `${s.slice(0, 160)}…` : s
-    }
-    throw new Mismatch(`${what}: got ${show(actual)}, expected ${show(expected)}`)
-  }
-}
 
 const rates: CostRates = { input: 1.25, output: 10, cacheRead: 0.31, cacheWrite: 0 }
 
@@ -154,13 +130,7 @@ function oracle(events: readonly Json[]): Expected {
 // ---------------------------------------------------------------------------
 // Decoding
 
-/** Byte-sized pieces of `text`, cutting through multi-byte characters as the network may. */
-function pieces(text: string, size: number): Uint8Array[] {
-  const bytes = new TextEncoder().encode(text)
-  const out: Uint8Array[] = []
-  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size))
-  return out
-}
+const pieces = splitBytes
 
 const fold = (chunks: readonly ProviderChunk[], model: ModelSpec): AssistantMessage => foldChunks(chunks, model)
 

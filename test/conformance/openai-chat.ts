@@ -15,6 +15,7 @@ import type { ProviderChunk } from '../../src/types/chunk.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import { OpenAIChatDecoder } from '../../src/providers/openai-chat-decoder.js'
 import { openaiCompat, type Compat } from '../../src/providers/openai-chat-request.js'
+import { splitBytes } from '../../marbles/fold-chunks.js'
 import type { ConformanceSuite, FileVerdict } from './types.js'
 
 type Json = Record<string, unknown>
@@ -103,13 +104,7 @@ export function responsesOf(payloads: readonly Json[]): Json[][] {
   return out
 }
 
-/** `text` as UTF-8 chunks of `size` bytes, cut anywhere (inside characters too). */
-function split(text: string, size: number): Uint8Array[] {
-  const bytes = new TextEncoder().encode(text)
-  const parts: Uint8Array[] = []
-  for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size))
-  return parts
-}
+const split = splitBytes
 
 /** Folds chunks into the final message, as the runtime does. */
 export function foldMessage(chunks: readonly ProviderChunk[], provider: string): AssistantMessage {

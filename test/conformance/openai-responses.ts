@@ -23,6 +23,7 @@ import type { ProviderChunk } from '../../src/types/chunk.js'
 import type { AssistantMessage } from '../../src/types/message.js'
 import { modelSpec } from '../../src/types/model.js'
 import { ProviderError, type ProviderErrorKind } from '../../src/types/provider-error.js'
+import { splitBytes } from '../../marbles/fold-chunks.js'
 import type { ConformanceSuite, FileVerdict } from './types.js'
 
 type Json = Record<string, unknown>
@@ -71,13 +72,7 @@ function repair(line: Line): Line | undefined {
 
 const wire = (lines: readonly Line[]): string => lines.map((l) => `event: ${l.type}\ndata: ${l.raw}\n\n`).join('')
 
-/** `text` as UTF-8 bytes in chunks of `size`: splits land inside events, lines and characters. */
-function split(text: string, size: number): Uint8Array[] {
-  const bytes = new TextEncoder().encode(text)
-  const out: Uint8Array[] = []
-  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size))
-  return out
-}
+const split = splitBytes
 
 /** Decodes incrementally, as the transport does; on a decoder error returns the chunks before it and the error. */
 function decode(text: string, size: number): { chunks: ProviderChunk[]; error?: unknown } {

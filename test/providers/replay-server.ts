@@ -139,10 +139,4 @@ export function sseBody(events: readonly { event?: string; data: unknown }[]): s
     .join('')
 }
 
-/** Splits `text` into chunks of `size` bytes (UTF-8), possibly mid-character: the network does. */
-export function splitBytes(text: string, size: number): Uint8Array[] {
-  const bytes = new TextEncoder().encode(text)
-  const out: Uint8Array[] = []
-  for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size))
-  return out
-}
+export { splitBytes } from '../../marbles/fold-chunks.js'
