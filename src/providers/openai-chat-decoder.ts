@@ -20,45 +20,14 @@
  * - `{"error": {...}}` as a data payload (OpenRouter, vLLM) fails the stream.
  */
 import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
-import { kindOfStatus, parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
+import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
+import { openaiStreamError } from './openai-errors.js'
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
-import { ProviderError, type ProviderErrorKind } from '../types/provider-error.js'
+import type { ProviderError } from '../types/provider-error.js'
 import { openaiCompat, type Compat } from './openai-chat-request.js'
 import { countAt, isRecord, recordAt, stringAt, type Json } from './json.js'
 
-
-/**
- * Error codes and types of the OpenAI error body → kinds. Context overflow
- * is also recognized by phrasing in the shared classifier.
- */
-const errorKinds: Readonly<Record<string, ProviderErrorKind>> = {
-  context_length_exceeded: 'contextOverflow',
-  string_above_max_length: 'contextOverflow',
-  invalid_api_key: 'auth',
-  invalid_authentication: 'auth',
-  authentication_error: 'auth',
-  permission_error: 'auth',
-  unsupported_country_region_territory: 'auth',
-  model_not_found: 'modelNotFound',
-  rate_limit_exceeded: 'rateLimit',
-  rate_limit_error: 'rateLimit',
-  insufficient_quota: 'rateLimit',
-  server_error: 'server',
-  internal_error: 'server',
-  service_unavailable: 'overloaded',
-  overloaded_error: 'overloaded',
-  engine_overloaded: 'overloaded',
-  invalid_request_error: 'invalidRequest',
-}
-
-/** The kind an OpenAI-style error `code` or `type` names, if it is one this adapter knows. */
-export function openaiErrorKind(code: string | undefined): ProviderErrorKind | undefined {
-  return code !== undefined && Object.hasOwn(errorKinds, code) ? errorKinds[code] : undefined
-}
-
-/** Codes that look transient by kind but are not: an exhausted quota stays exhausted until someone pays. */
-export const nonRetryableCodes: ReadonlySet<string> = new Set(['insufficient_quota'])
 
 /** `finish_reason` → chunk stop reason. `function_call` is the legacy name of `tool_calls`. */
 const finishReasons: Readonly<Record<string, ChunkStopReason>> = {
@@ -189,11 +158,7 @@ export class OpenAIChatDecoder implements WireDecoder {
     const message = stringAt(body, 'message') ?? (typeof error === 'string' ? error : 'unknown error')
     const rawCode = body['code']
     // OpenRouter puts the upstream HTTP status in `code`.
-    if (typeof rawCode === 'number') return streamError(this.provider, String(rawCode), message, kindOfStatus(rawCode))
-    const code = typeof rawCode === 'string' && rawCode !== '' ? rawCode : stringAt(body, 'type')
-    const kind = openaiErrorKind(code) ?? openaiErrorKind(stringAt(body, 'type'))
-    const e = streamError(this.provider, code, message, kind)
-    return code !== undefined && nonRetryableCodes.has(code) ? new ProviderError({ ...e.info, retryable: false }) : e
+    return openaiStreamError(this.provider, typeof rawCode === 'number' || typeof rawCode === 'string' ? rawCode : undefined, message, stringAt(body, 'type'))
   }
 
   private choice(choice: Json, out: ProviderChunk[]): void {

@@ -12,14 +12,14 @@
  * `openai-chat-decoder.ts`; this file is the wiring: URL, headers, errors.
  */
 import type { StreamFn } from '../types/request.js'
-import { ProviderError } from '../types/provider-error.js'
-import { excerpt, httpError, parseJsonBody } from './errors.js'
 import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
-import type { HttpErrorClassifier } from './http.js'
-import { nonRetryableCodes, OpenAIChatDecoder, openaiErrorKind } from './openai-chat-decoder.js'
-import { isRecord, openaiChatRequestBody, openaiCompat, type Compat, type OpenAIChatRequestSettings } from './openai-chat-request.js'
+import { ProviderError } from '../types/provider-error.js'
+import { OpenAIChatDecoder } from './openai-chat-decoder.js'
+import { openaiHttpErrorClassifier } from './openai-errors.js'
+import { openaiChatRequestBody, openaiCompat, type Compat, type OpenAIChatRequestSettings } from './openai-chat-request.js'
 
-export { OpenAIChatDecoder, openaiErrorKind, openaiStopReason, openaiUsage } from './openai-chat-decoder.js'
+export { OpenAIChatDecoder, openaiStopReason, openaiUsage } from './openai-chat-decoder.js'
+export { openaiErrorClass, openaiHttpErrorClassifier, openaiStreamError } from './openai-errors.js'
 export {
   alphanumeric9ToolCallId,
   isOpenAIReasoningModel,
@@ -54,47 +54,6 @@ export interface OpenAIChatSettings extends ProviderSettings, OpenAIChatRequestS
   readonly strictTools?: boolean
 }
 
-/**
- * An HTTP error classifier for `provider`: status first, then the body's
- * `{"error": {"message", "type", "code"}}` (`context_length_exceeded` is
- * `contextOverflow`, `insufficient_quota` a rate limit that is not retried,
- * `model_not_found`, `invalid_api_key`, ...); `retry-after(-ms)` gives the
- * delay. Some servers send `{"error": "text"}`, a top-level `message` or
- * `detail`: their text is used as the message.
- */
-export function openaiHttpErrorClassifier(provider: string): HttpErrorClassifier {
-  return (status, headers, body) => {
-    const json = parseJsonBody(body)
-    const raw = isRecord(json) ? json['error'] : undefined
-    const error = isRecord(raw) ? raw : undefined
-    const rawCode = error?.['code']
-    const type = typeof error?.['type'] === 'string' ? error['type'] : undefined
-    const code = typeof rawCode === 'string' && rawCode !== '' ? rawCode : type
-    // vLLM puts the message at the top level, FastAPI-based servers in `detail`.
-    const top = isRecord(json) ? (json['message'] ?? json['detail']) : undefined
-    const message =
-      typeof error?.['message'] === 'string'
-        ? error['message']
-        : typeof raw === 'string'
-          ? raw
-          : typeof top === 'string'
-            ? top
-            : body.trim() === ''
-              ? `HTTP ${status}`
-              : excerpt(body)
-    // A code names the kind only where the status does not already say more (a 503 stays overloaded).
-    const kind = status >= 500 ? undefined : (openaiErrorKind(rawCode === undefined ? undefined : String(rawCode)) ?? openaiErrorKind(type))
-    return httpError({
-      provider,
-      status,
-      headers,
-      message,
-      ...(code === undefined ? {} : { code }),
-      ...(kind === undefined ? {} : { kind }),
-      ...(code !== undefined && nonRetryableCodes.has(code) ? { retryable: false } : {}),
-    })
-  }
-}
 
 /** The base URL without trailing slashes. */
 const trimUrl = (url: string): string => url.replace(/\/+$/, '')

@@ -31,10 +31,11 @@
  */
 import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
 import type { LlmRequest } from '../types/request.js'
-import { ProviderError, type ProviderErrorKind } from '../types/provider-error.js'
-import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
+import { ProviderError } from '../types/provider-error.js'
+import { parseEventJson, protocolError, truncatedError } from './errors.js'
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
+import { openaiStreamError } from './openai-errors.js'
 import { countAt, isRecord, recordAt, stringAt, type Json } from './json.js'
 
 export { isRecord as isJsonObject, type Json } from './json.js'
@@ -45,47 +46,6 @@ export const OPENAI = 'openai'
 /** Type name of the extension chunk closing each message item. */
 export const MESSAGE_MARKER = 'openai.message'
 
-
-/** How an OpenAI error code classifies, when the code says more than the status. */
-interface CodeClass {
-  readonly kind: ProviderErrorKind
-  readonly retryable?: boolean
-}
-
-const errorCodes: Readonly<Record<string, CodeClass>> = {
-  rate_limit_exceeded: { kind: 'rateLimit' },
-  // Billing, not load: waiting does not help.
-  insufficient_quota: { kind: 'rateLimit', retryable: false },
-  server_error: { kind: 'server' },
-  internal_error: { kind: 'server' },
-  server_is_overloaded: { kind: 'overloaded' },
-  slow_down: { kind: 'overloaded' },
-  context_length_exceeded: { kind: 'contextOverflow' },
-  invalid_prompt: { kind: 'invalidRequest' },
-  invalid_request_error: { kind: 'invalidRequest' },
-  invalid_api_key: { kind: 'auth' },
-  authentication_error: { kind: 'auth' },
-  model_not_found: { kind: 'modelNotFound' },
-  vector_store_timeout: { kind: 'timeout' },
-}
-
-/**
- * The class of an OpenAI error code (or type). Image errors (`invalid_image`,
- * `image_too_large`, ...) are invalid requests; unknown codes are `undefined`.
- */
-export function openaiErrorClass(code: string | undefined): CodeClass | undefined {
-  if (code === undefined) return undefined
-  if (Object.hasOwn(errorCodes, code)) return errorCodes[code]
-  if (/(^|_)image(_|$)/.test(code) || code.startsWith('invalid_')) return { kind: 'invalidRequest' }
-  return undefined
-}
-
-/** An error reported inside the stream (`error` event, `response.failed`), classified by its code. */
-export function openaiStreamError(code: string | undefined, message: string): ProviderError {
-  const known = openaiErrorClass(code)
-  const error = streamError(OPENAI, code, message, known?.kind)
-  return known?.retryable === undefined || error.info.kind !== known.kind ? error : new ProviderError({ ...error.info, retryable: known.retryable })
-}
 
 /** The error object of an `error` event: flat (`{type:'error', code, message}`) or nested under `error`. */
 function errorOf(json: Json): { code?: string; message: string } {
@@ -221,7 +181,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     const type = stringAt(json, 'type') ?? event.event
     if (type === 'error') {
       const e = errorOf(json)
-      throw openaiStreamError(e.code, e.message)
+      throw openaiStreamError(OPENAI, e.code, e.message)
     }
     const out: ProviderChunk[] = []
     if (type === 'response.created' || type === 'response.in_progress' || type === 'response.queued') {
@@ -448,7 +408,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     if (status === 'cancelled') throw ProviderError.of('unknown', OPENAI, `${OPENAI}: the response was cancelled`, { code: 'cancelled' })
     if (status === 'failed') {
       const error = recordAt(response, 'error')
-      throw openaiStreamError(stringAt(error, 'code'), stringAt(error, 'message') ?? 'the response failed')
+      throw openaiStreamError(OPENAI, stringAt(error, 'code'), stringAt(error, 'message') ?? 'the response failed')
     }
     if (status !== 'incomplete') {
       // A completed response whose call items never closed: their arguments are all there.

@@ -11,14 +11,14 @@
  * `openai-responses-decoder.ts`; this file is the wiring: URL, headers, errors.
  */
 import type { StreamFn } from '../types/request.js'
-import type { ProviderError } from '../types/provider-error.js'
-import { excerpt, httpError, kindOfStatus, parseJsonBody } from './errors.js'
 import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
-import { isJsonObject, OPENAI, OpenAIResponsesDecoder, openaiErrorClass } from './openai-responses-decoder.js'
+import { OPENAI, OpenAIResponsesDecoder } from './openai-responses-decoder.js'
+import { openaiHttpErrorClassifier } from './openai-errors.js'
+import type { HttpErrorClassifier } from './http.js'
 import { openaiResponsesRequestBody, type OpenAIResponsesRequestSettings } from './openai-responses-request.js'
 
 // The decoder's `openaiUsage` / `openaiStopReason` stay internal: the chat adapter exports its own.
-export { MESSAGE_MARKER, OpenAIResponsesDecoder, openaiErrorClass, openaiStreamError, unwrapParallel } from './openai-responses-decoder.js'
+export { MESSAGE_MARKER, OpenAIResponsesDecoder, unwrapParallel } from './openai-responses-decoder.js'
 export {
   openaiResponsesRequestBody,
   openaiResponsesInput,
@@ -66,32 +66,8 @@ export interface OpenAIResponsesSettings extends ProviderSettings, OpenAIRespons
   readonly systemPromptAs?: OpenAIResponsesRequestSettings['systemPromptAs']
 }
 
-/**
- * Classifies an HTTP error response by its status and the body's
- * `{"error": {"message", "type", "code", "param"}}`. The code refines the
- * status (`insufficient_quota` is a rate limit that waiting does not fix,
- * `context_length_exceeded` an overflow); Retry-After, `retry-after-ms` and
- * `x-should-retry` headers are honoured.
- */
-export function openaiHttpError(status: number, headers: Headers, body: string): ProviderError {
-  const json = parseJsonBody(body)
-  const error = isJsonObject(json) && isJsonObject(json['error']) ? json['error'] : undefined
-  const code = typeof error?.['code'] === 'string' ? error['code'] : undefined
-  const type = typeof error?.['type'] === 'string' ? error['type'] : undefined
-  const message = typeof error?.['message'] === 'string' && error['message'] !== '' ? error['message'] : body.trim() === '' ? `HTTP ${status}` : excerpt(body)
-  // The type is generic (`invalid_request_error` even for a missing model): it decides only when the status does not.
-  const known = openaiErrorClass(code) ?? (kindOfStatus(status) === 'unknown' ? openaiErrorClass(type) : undefined)
-  const named = code ?? type
-  return httpError({
-    provider: OPENAI,
-    status,
-    headers,
-    message,
-    ...(named === undefined ? {} : { code: named }),
-    ...(known === undefined ? {} : { kind: known.kind }),
-    ...(known?.retryable === undefined ? {} : { retryable: known.retryable }),
-  })
-}
+/** Classifies an HTTP error response (see `openaiHttpErrorClassifier`). */
+export const openaiHttpError: HttpErrorClassifier = openaiHttpErrorClassifier(OPENAI)
 
 /** The OpenAI Responses API as a wire protocol. */
 export const openaiResponsesProtocol: WireProtocol<OpenAIResponsesSettings> = {
