@@ -36,6 +36,12 @@ interface Segment {
   readonly log: MessageUpdate[]
   /** Snapshots already produced, by log length: a second read is free and returns the same object. */
   readonly memo: Map<number, AssistantMessage>
+  /**
+   * The fold's working copy, while this is the fold's current segment: the
+   * latest update's snapshot is then the head's (a copy of the changed block,
+   * no immer), so a consumer reading every update in order pays no `produce`.
+   */
+  head: Head | undefined
 }
 
 /**
@@ -69,6 +75,11 @@ function materialize(segment: Segment, count: number): AssistantMessage {
   if (count === 0) return segment.base
   const known = segment.memo.get(count)
   if (known !== undefined) return known
+  if (segment.head !== undefined && count === segment.log.length) {
+    const latest = segment.head.snapshot()
+    segment.memo.set(count, latest)
+    return latest
+  }
   // Start from the nearest earlier snapshot, so reading in order applies one chunk per read.
   let from = 0
   for (const k of segment.memo.keys()) if (k < count && k > from) from = k
@@ -309,7 +320,13 @@ export class MessageFold {
       this.usageSeen = retryOf.usageSeen
       this.totalSeen = retryOf.totalSeen
     }
-    this.segment = { base: this.head.snapshot(), log: [], memo: new Map() }
+    this.segment = this.newSegment(this.head.snapshot())
+  }
+
+  /** A fresh current segment; the one it replaces no longer reads the head. */
+  private newSegment(base: AssistantMessage): Segment {
+    if (this.segment !== undefined) this.segment.head = undefined
+    return { base, log: [], memo: new Map(), head: this.head }
   }
 
   /** Whether `messageStart` has been accepted. */
@@ -320,7 +337,7 @@ export class MessageFold {
   /** The snapshot as of the last accepted chunk. Later events build on it. */
   current(): AssistantMessage {
     const message = this.segment.memo.get(this.segment.log.length) ?? this.head.snapshot()
-    if (this.segment.log.length > 0) this.segment = { base: message, log: [], memo: new Map() }
+    if (this.segment.log.length > 0) this.segment = this.newSegment(message)
     return message
   }
 
@@ -336,7 +353,7 @@ export class MessageFold {
       const model = chunk.model === '' ? this.model.modelId : chunk.model
       const { content: _c, usage: _u, ...meta } = this.segment.base
       this.head.setMeta({ ...meta, model, ...(chunk.id === '' ? {} : { responseId: chunk.id }) })
-      this.segment = { base: this.head.snapshot(), log: [], memo: new Map() }
+      this.segment = this.newSegment(this.head.snapshot())
       return undefined
     }
     if (this.stopReason !== undefined && chunk.type !== 'usage') {
