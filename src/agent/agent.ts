@@ -4,7 +4,7 @@
  * owns what outlives a run: the transcript, the queues, the model, the
  * checkpoints.
  */
-import { asyncScheduler, BehaviorSubject, defer, filter, from, map, Observable, ReplaySubject, Subject, switchMap, type SchedulerLike, type Subscription } from 'rxjs'
+import { asyncScheduler, BehaviorSubject, defer, from, Observable, ReplaySubject, Subject, switchMap, type SchedulerLike, type Subscription } from 'rxjs'
 import { agentLoop, agentLoopContinue, type AgentLoopConfig } from '../loop/agent-loop.js'
 import type { QueueMode } from '../loop/message-queue.js'
 import type { ModelRoute, OverflowRecovery } from '../../operators/call-model.js'
@@ -808,10 +808,3 @@ const sameModel = (a: ModelSpec, b: ModelSpec): boolean => a.provider === b.prov
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
 }
-
-/** Resolves when `agent` is idle; a convenience for `await firstValueFrom(...)` users. */
-export const idle$ = (agent: Agent): Observable<void> =>
-  agent.state$.pipe(
-    filter((s) => !s.isRunning),
-    map(() => undefined),
-  )

@@ -154,12 +154,3 @@ export function model(id: string, thinkingLevel: ThinkingLevel = 'off', catalog:
   const found = catalog.find(id)
   return thinkingLevel === 'off' || !found.reasoning ? found : { ...found, thinkingLevel }
 }
-
-/**
- * Whether a successful response silently overflowed: some servers (Ollama,
- * llama.cpp) truncate the prompt instead of failing, which shows as prompt
- * usage at or beyond the context window.
- */
-export function isSilentOverflow(usage: { readonly input: number; readonly cacheRead: number; readonly cacheWrite: number }, contextWindow: number | undefined): boolean {
-  return contextWindow !== undefined && contextWindow > 0 && usage.input + usage.cacheRead + usage.cacheWrite >= contextWindow
-}
