@@ -835,6 +835,41 @@ describe('accumulateMessage: snapshots', () => {
     for (const i of [1199, 600, 2, 1000]) expect(textOf(ups[i]!.message)).toBe('z'.repeat(i + 1))
     expect(endOf(events).usage.output).toBe(7)
   })
+
+  it('long text and thinking blocks (past the 4096-character flattening) read right at every point, in order and out of order', () => {
+    // Deltas of 1 to 37 characters, so the flattening threshold falls inside a delta.
+    const deltas = Array.from({ length: 900 }, (_, i) => `${i}:` + 'x'.repeat(i % 37))
+    const thinking = deltas.slice(0, 400).map((d) => d.toUpperCase())
+    const chunks = [chunk.start(), ...thinking.map(chunk.thinking), chunk.signature('sig'), ...deltas.map(chunk.text), chunk.stop()]
+    const inOrder: [number, AssistantMessage][] = []
+    const events: AssistantStreamEvent[] = []
+    let k = 0
+    from(chunks)
+      .pipe(accumulateMessage({ model, now: () => 0 }))
+      .subscribe((e) => {
+        events.push(e)
+        // Every 7th update is read as it arrives; the rest only afterwards.
+        if (e.type === 'messageUpdate' && k++ % 7 === 0) inOrder.push([k - 1, e.message])
+      })
+    const ups = updates(events)
+    const thinkingText = thinking.join('')
+    const text = deltas.join('')
+    expect(thinkingText.length).toBeGreaterThan(4096)
+    expect(text.length).toBeGreaterThan(3 * 4096)
+    const final = endOf(events)
+    expect(final.content[0]).toEqual({ type: 'thinking', thinking: thinkingText, signature: 'sig' })
+    expect(textOf(final)).toBe(text)
+    expect(inOrder.length).toBeGreaterThan(100)
+    for (const [i, message] of inOrder) expect(message).toBe(ups[i]!.message)
+    const upTo = (i: number): string => (i <= 400 ? '' : deltas.slice(0, i - 400).join(''))
+    for (const [i, message] of inOrder) expect(textOf(message)).toBe(upTo(i))
+    // Text updates start after the 400 thinking deltas and the signature.
+    for (const i of [401, 500, 777, 1300, 1000, 402, 1200]) {
+      expect(textOf(ups[i]!.message)).toBe(deltas.slice(0, i - 400).join(''))
+    }
+    const midThinking = ups[250]!.message.content[0]
+    expect(midThinking).toEqual({ type: 'thinking', thinking: thinking.slice(0, 251).join('') })
+  })
 })
 
 describe('accumulateMessage: timestamp', () => {

@@ -227,6 +227,8 @@ function parseArguments(raw: string): { ok: true; value: Record<string, unknown>
 class Head {
   private readonly work: Working = { content: [], usage: { ...emptyUsage, extra: {} } }
   private readonly changed = new Set<number>()
+  /** The text of each text or thinking block, by content index. */
+  private readonly growing: (GrowingText | undefined)[] = []
   private usageChanged = false
   private readonly frozen: AssistantContent[] = []
   private frozenUsage: Usage = emptyUsage
@@ -248,7 +250,12 @@ class Head {
   }
 
   apply(chunk: ProviderChunk, index: number): void {
-    applyChunk(this.work, chunk, index)
+    const growing = this.growing[index]
+    if (growing !== undefined && (chunk.type === 'textDelta' || chunk.type === 'thinkingDelta')) growing.append(chunk.text)
+    else {
+      applyChunk(this.work, chunk, index)
+      if (chunk.type === 'textDelta' || chunk.type === 'thinkingDelta') this.growing[index] = new GrowingText(chunk.text)
+    }
     if (chunk.type === 'usage') this.usageChanged = true
     else this.changed.add(index)
     this.last = undefined
@@ -256,7 +263,15 @@ class Head {
 
   snapshot(): AssistantMessage {
     if (this.last !== undefined) return this.last
-    for (const i of this.changed) this.frozen[i] = frozenBlock(this.work.content[i]!)
+    for (const i of this.changed) {
+      const block = this.work.content[i]!
+      const growing = this.growing[i]
+      if (growing !== undefined) {
+        if (block.type === 'text') block.text = growing.value
+        else if (block.type === 'thinking') block.thinking = growing.value
+      }
+      this.frozen[i] = frozenBlock(block)
+    }
     this.changed.clear()
     if (this.usageChanged) {
       this.frozenUsage = Object.freeze({ ...this.work.usage, extra: Object.freeze({ ...this.work.usage.extra }) })
@@ -265,6 +280,49 @@ class Head {
     this.last = Object.freeze({ ...this.meta, content: Object.freeze(this.frozen.slice()), usage: this.frozenUsage })
     return this.last
   }
+}
+
+/** Characters of small deltas gathered before they are flattened into one piece. */
+const FLATTEN_AT = 4096
+
+/**
+ * A block's text as it grows by one delta per token. `text += delta` keeps
+ * one rope node (32 bytes in V8) per token alive until the stream ends, and
+ * on a long answer copying those nodes is most of what the young-generation
+ * GC does. Here the per-token nodes live only until the next
+ * {@link FLATTEN_AT} characters are flattened into one string, so a long
+ * answer retains about a byte per character, and reading the text is still
+ * O(1) (one rope node over the flattened prefix and the tail).
+ */
+class GrowingText {
+  private done: string
+  private tail = ''
+
+  constructor(first: string) {
+    this.done = first
+  }
+
+  append(delta: string): void {
+    this.tail += delta
+    if (this.tail.length >= FLATTEN_AT) {
+      this.done += flattened(this.tail)
+      this.tail = ''
+    }
+  }
+
+  get value(): string {
+    return this.tail === '' ? this.done : this.done + this.tail
+  }
+}
+
+/**
+ * `s` as one flat string rather than a rope of its deltas: V8 flattens a rope
+ * before taking a substring of it, and the substring refers to the flat copy.
+ * (An engine that does not flatten here only keeps more memory: the text is
+ * the same.)
+ */
+function flattened(s: string): string {
+  return (' ' + s).slice(1)
 }
 
 /**
