@@ -187,7 +187,18 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
       if (state.turnIndex + 1 >= maxTurns) {
         return { end: nextState(state, { stop: { reason: 'maxTurns', message: `stopped after ${maxTurns} turns (maxTurns)` } }) }
       }
-      return { next: nextState(clean(state), { turnIndex: state.turnIndex + 1, started: false, toolResults: [], forceNextTurn: false }) }
+      // What belonged to the finished turn is cleared.
+      return {
+        next: nextState(state, {
+          turnIndex: state.turnIndex + 1,
+          started: false,
+          toolResults: [],
+          forceNextTurn: false,
+          assistant: undefined,
+          llmMessages: undefined,
+          continuation: undefined,
+        }),
+      }
     }
 
     const first = initialState(context, config.model, prompts, emptyUsage, emptyCost)
@@ -210,12 +221,6 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
   })
 }
 
-/** Clears what belongs to the previous turn. */
-function clean(state: TurnState): TurnState {
-  if (state.assistant === undefined && state.llmMessages === undefined && state.continuation === undefined) return state
-  const { assistant: _a, llmMessages: _l, continuation: _c, ...rest } = state
-  return Object.freeze(rest)
-}
 
 /**
  * Runs the agent loop on `context` with new `prompts`. Cold: nothing happens
