@@ -10,7 +10,7 @@
  * snapshot. A snapshot read late (after later chunks) is still the snapshot
  * as of its own event, because events keep the log segment they belong to.
  */
-import { freeze, produce, type Draft } from 'immer'
+import { produce, type Draft } from 'immer'
 import type { ProviderChunk, ChunkStopReason, UsageChunk } from '../types/chunk.js'
 import type { MessageUpdateEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
@@ -327,14 +327,26 @@ function flattened(s: string): string {
 
 /**
  * A frozen copy of a working block. Only parsed arguments and extension data
- * are walked (immer's generic deep freeze costs more than the rest of a
- * snapshot): every other field is a string or a boolean.
+ * are walked: every other field is a string or a boolean.
  */
 function frozenBlock(block: Draft<AssistantContent>): AssistantContent {
   const copy = { ...block } as AssistantContent
-  if (copy.type === 'toolCall') freeze(copy.arguments, true)
-  else if (copy.type === 'extension') freeze(copy.data, true)
+  if (copy.type === 'toolCall') deepFreeze(copy.arguments)
+  else if (copy.type === 'extension') deepFreeze(copy.data)
   return Object.freeze(copy)
+}
+
+/**
+ * Freezes parsed JSON (tool arguments, extension data) all the way down.
+ * immer's deep `freeze` does the same with more generality (Maps, Sets,
+ * drafts, symbol keys) and costs several times more; this data is plain.
+ * Freezing before descending makes a cycle end at its first repeat.
+ */
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return
+  Object.freeze(value)
+  if (Array.isArray(value)) for (const item of value) deepFreeze(item)
+  else for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
 }
 
 const frozenCost = (cost: Cost): Cost => Object.freeze({ ...cost, extra: Object.freeze(cost.extra) })
