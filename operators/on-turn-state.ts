@@ -29,7 +29,9 @@ export function onTurnState(
 ): TurnOperator {
   return (source) =>
     new Observable<TurnItem>((subscriber) => {
-      let innerActive = false
+      // Inners still running. More than one only for a moment: a turn's last state can start
+      // the next turn before the inner that emitted it has completed.
+      let active = 0
       let sourceDone = false
       source.subscribe(
         linked<TurnItem>(subscriber, {
@@ -53,20 +55,20 @@ export function onTurnState(
               subscriber.next(out as TurnItem)
               return
             }
-            innerActive = true
+            active++
             out.subscribe(
               linked<TurnItem>(subscriber, {
                 next: (v) => subscriber.next(v),
                 complete: () => {
-                  innerActive = false
-                  if (sourceDone) subscriber.complete()
+                  active--
+                  if (sourceDone && active === 0) subscriber.complete()
                 },
               }),
             )
           },
           complete: () => {
             sourceDone = true
-            if (!innerActive) subscriber.complete()
+            if (active === 0) subscriber.complete()
           },
         }),
       )

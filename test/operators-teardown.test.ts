@@ -10,7 +10,7 @@
  * synchronous source is no longer pulled once the output is unsubscribed.
  */
 import { describe, expect, it } from 'vitest'
-import { asyncScheduler, finalize, from, map, Observable, of, take, type SchedulerLike, type Subscription } from 'rxjs'
+import { asyncScheduler, concatMap, finalize, from, map, Observable, of, take, type SchedulerLike, type Subscription } from 'rxjs'
 import { chunk, eventLabel, reply, runAgentMarbles, scriptedModel } from '../marbles/index.js'
 import { accumulateMessage } from '../operators/accumulate-message.js'
 import { dispatchTools } from '../operators/dispatch-tools.js'
@@ -508,6 +508,12 @@ describe('runTool: teardown', () => {
   })
 })
 
+/** A turn pipeline that answers each turn's first state with `turn(state)`. */
+const perTurn =
+  (turn: (state: TurnState) => Observable<TurnItem>) =>
+  (states: Observable<TurnItem>): Observable<TurnItem> =>
+    states.pipe(concatMap((s) => turn(s as TurnState)))
+
 describe('runTurns: teardown', () => {
   it('unsubscribes the current turn; no later turn starts', () => {
     let turns = 0
@@ -518,7 +524,7 @@ describe('runTurns: teardown', () => {
       const turn1 = cold<TurnItem>('--b-----(S|)', { b: ev('b'), S: S1 })
       const result$ = runTurns(
         S0,
-        () => [turn0, turn1][turns++]!,
+        perTurn(() => [turn0, turn1][turns++]!),
         (final) => (final === S0 ? { next: S1 } : { end: final }),
       )
       expectObservable(result$.pipe(map(itemLabel)), unsubAt(7)).toBe('-a---b-', L)
@@ -535,7 +541,7 @@ describe('runTurns: teardown', () => {
     const got: TurnItem[] = []
     runTurns(
       S0,
-      (s) => (turns++, from<TurnItem[]>([ev(String(s.turnIndex)), s])),
+      perTurn((s) => (turns++, from<TurnItem[]>([ev(String(s.turnIndex)), s]))),
       (final) => ({ next: nextState(final, { turnIndex: final.turnIndex + 1 }) }),
     )
       .pipe(take(3))
@@ -549,17 +555,49 @@ describe('runTurns: teardown', () => {
     const S0 = startedState()
     runTurns(
       S0,
-      (s) =>
-        new Observable<TurnItem>((o) => {
-          for (let i = 0; !o.closed && i < 10; i++) (effects.push(i), o.next(ev(String(i))))
-          o.next(s)
-          o.complete()
-        }),
+      perTurn(
+        (s) =>
+          new Observable<TurnItem>((o) => {
+            for (let i = 0; !o.closed && i < 10; i++) (effects.push(i), o.next(ev(String(i))))
+            o.next(s)
+            o.complete()
+          }),
+      ),
       (final) => ({ end: final }),
     )
       .pipe(take(3))
       .subscribe()
     expect(effects).toEqual([0, 1, 2])
+  })
+
+  it('subscribes the pipeline once for the whole run, whatever the number of turns', () => {
+    let subscriptions = 0
+    const S0 = startedState()
+    const got: string[] = []
+    const counted: TurnOperator = (states) =>
+      new Observable<TurnItem>((o) => {
+        subscriptions++
+        return states.subscribe(o)
+      })
+    runTurns(
+      S0,
+      (states) => counted(states).pipe(concatMap((s) => of<TurnItem[]>(ev(String((s as TurnState).turnIndex)), s))),
+      (final) => (final.turnIndex < 4 ? { next: nextState(final, { turnIndex: final.turnIndex + 1 }) } : { end: final }),
+    ).subscribe((i) => got.push(itemLabel(i)))
+    expect(got).toHaveLength(6)
+    expect(subscriptions).toBe(1)
+  })
+
+  it('a turn that answers with two states, or a pipeline that completes early, is a clear error', () => {
+    const S0 = startedState()
+    const errors: string[] = []
+    const onError = { error: (e: unknown) => errors.push((e as Error).message) }
+    runTurns(S0, (states) => states.pipe(concatMap((s) => of(s, s))), (final) => ({ next: final })).subscribe(onError)
+    runTurns(S0, (states) => states.pipe(take(1)), (final) => ({ next: final })).subscribe(onError)
+    expect(errors).toEqual([
+      'a turn emitted a second state (each turn must end with exactly one)',
+      'the turn pipeline completed before the run ended (a custom operator completed it)',
+    ])
   })
 })
 

@@ -720,6 +720,9 @@ export class Agent {
     }
     active.subscription = events$.subscribe({
       next: (event) => {
+        // After reset() the run is forgotten: what its teardown still emits (say, a
+        // synchronous run ending at once on the abort) must not reach the fresh state.
+        if (this.active !== active) return
         if (event.type === 'turnStart') this.turnIndex = event.turnIndex
         if (event.type === 'turnMetrics') {
           try {

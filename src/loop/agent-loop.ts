@@ -213,7 +213,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         return () => connections.forEach((c) => c?.unsubscribe())
       }
       subscriber.add(() => connections.forEach((c) => c?.unsubscribe()))
-      runTurns(first, (state) => of<TurnItem>(state).pipe(turn), after).subscribe(
+      runTurns(first, turn, after).subscribe(
         linked<TurnItem>(subscriber, { next: (item) => (isTurnState(item) ? finish(item) : subscriber.next(item)) }),
       )
     })

@@ -1,65 +1,85 @@
 /**
- * Runs turn after turn. A turn that completes synchronously (a scripted
- * model, cached answers) is looped over, not recursed into, so ten thousand
- * turns use constant stack and no scheduling; an asynchronous turn resumes the
- * loop from its completion.
+ * Runs turn after turn through one subscription of the turn pipeline: each
+ * turn's first state is fed into the pipeline, and the state that comes out
+ * of it decides what follows. Subscribing the stages once per run rather than
+ * once per turn keeps a turn's fixed cost to the work its stages do.
+ *
+ * A turn that completes synchronously (a scripted model, cached answers) is
+ * looped over, not recursed into, so ten thousand turns use constant stack
+ * and no scheduling; a turn that ends asynchronously feeds the next one from
+ * where it ended.
  */
-import { Observable, type Subscription } from 'rxjs'
+import { Observable, type Subscriber } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
-import { isTurnState, type TurnItem, type TurnState } from '../turn/turn-state.js'
+import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
 
 /** What follows a turn: another one from `state`, or the end, with `state` as the run's last. */
 export type AfterTurn = { readonly next: TurnState } | { readonly end: TurnState }
 
 /**
- * Emits every turn's events, then the run's last state. `turn(state)` runs
- * one turn; `after(final)` says what follows it.
+ * Emits every turn's events, then the run's last state. `turn` is applied
+ * once, to the stream of each turn's first state; it must answer each with
+ * that turn's events and then exactly one state, its last. `after(final)`
+ * says what follows a turn.
+ *
+ * ```
+ * states: S0--------S1------           (fed by the loop)
+ * turn:   -a-T0------b-T1              (T: a turn's last state)
+ * result: -a---------b--(T1|)          after(T0) = next S1, after(T1) = end
+ * ```
  */
-export function runTurns(
-  first: TurnState,
-  turn: (state: TurnState) => Observable<TurnItem>,
-  after: (final: TurnState) => AfterTurn,
-): Observable<TurnItem> {
+export function runTurns(first: TurnState, turn: TurnOperator, after: (final: TurnState) => AfterTurn): Observable<TurnItem> {
   return new Observable<TurnItem>((subscriber) => {
+    let feed: Subscriber<TurnItem> | undefined
     let queued: TurnState | undefined = first
-    let looping = false
-    let current: Subscription | undefined
+    let inFlight = false
+    let feeding = false
 
-    const loop = (): void => {
-      if (looping) return
-      looping = true
-      while (queued !== undefined && !subscriber.closed) {
+    const feedQueued = (): void => {
+      if (feeding) return
+      feeding = true
+      while (queued !== undefined && feed !== undefined && !subscriber.closed) {
         const state: TurnState = queued
         queued = undefined
-        let final: TurnState | undefined
-        // The finished turn's subscription has already torn itself down; drop the reference.
-        if (current !== undefined) subscriber.remove(current)
-        const observer = linked<TurnItem>(subscriber, {
-          next: (item) => {
-            if (isTurnState(item)) final = item
-            else subscriber.next(item)
-          },
-          complete: () => {
-            if (final === undefined) {
-              subscriber.error(new Error('a turn completed without emitting its state (a custom operator dropped it)'))
-              return
-            }
-            const following = after(final)
-            if ('end' in following) {
-              subscriber.next(following.end)
-              subscriber.complete()
-              return
-            }
-            queued = following.next
-            // Completed asynchronously: nobody is looping, so resume here.
-            if (!looping) loop()
-          },
-        })
-        current = observer
-        turn(state).subscribe(observer)
+        inFlight = true
+        feed.next(state)
       }
-      looping = false
+      feeding = false
     }
-    loop()
+
+    // Never completes by itself: the run ends when a turn's state says so.
+    const states = new Observable<TurnItem>((s) => {
+      feed = s
+      return () => (feed = undefined)
+    })
+
+    turn(states).subscribe(
+      linked<TurnItem>(subscriber, {
+        next: (item) => {
+          if (!isTurnState(item)) {
+            subscriber.next(item)
+            return
+          }
+          if (!inFlight) {
+            subscriber.error(new Error('a turn emitted a second state (each turn must end with exactly one)'))
+            return
+          }
+          inFlight = false
+          const following = after(item)
+          if ('end' in following) {
+            subscriber.next(following.end)
+            subscriber.complete()
+            return
+          }
+          queued = following.next
+          // Inside `feed.next` (a turn that ended synchronously) the loop above feeds it.
+          feedQueued()
+        },
+        complete: () => {
+          if (!subscriber.closed) subscriber.error(new Error('the turn pipeline completed before the run ended (a custom operator completed it)'))
+        },
+      }),
+    )
+    feedQueued()
   })
 }

@@ -1,7 +1,10 @@
 /**
- * The value that flows through a turn's operators. A turn is an Observable of
+ * The value that flows through a turn's operators. A turn is a run of
  * `TurnItem`s: agent events, passed through untouched, and exactly one
  * `TurnState`, always last, which each stage replaces with its successor.
+ * The pipeline of stages is subscribed once per run and sees the turns one
+ * after another: a stage answers each state it receives with that turn's
+ * events and exactly one state (dropping it would leave the run waiting).
  */
 import type { OperatorFunction } from 'rxjs'
 import type { AgentEvent } from '../types/event.js'
