@@ -13,6 +13,9 @@ import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
 import type { AgentTool } from '../types/tool.js'
 import { addCost, addUsage, type Cost, type Usage } from '../types/usage.js'
+import { appendMessages, messagesFrom } from './growing-transcript.js'
+
+export { hasNoCustomMessages } from './growing-transcript.js'
 
 /** What a run works on: the system prompt, the transcript and the tools. */
 export interface AgentContext {
@@ -108,27 +111,11 @@ export function appended<T>(items: readonly T[], more: readonly T[]): readonly T
   return Object.freeze([...items, ...more])
 }
 
-/**
- * Transcripts known to hold no custom message, so that converting one for the
- * model needs no scan and no copy. Transcripts grow by appending, so the fact
- * carries over from one to the next in O(new messages).
- */
-const withoutCustom = new WeakSet<readonly AgentMessage[]>()
-
-/** Whether `messages` holds no custom message (a scan, remembered for transcripts built by {@link withMessages}). */
-export function hasNoCustomMessages(messages: readonly AgentMessage[]): boolean {
-  if (withoutCustom.has(messages)) return true
-  for (const m of messages) if (m.role === 'custom') return false
-  withoutCustom.add(messages)
-  return true
-}
-
 /** The state with `messages` at the end of the transcript. */
 export function withMessages(state: TurnState, messages: readonly AgentMessage[]): TurnState {
-  const before = state.context.messages
-  const after = appended(before, messages)
-  if (after !== before && withoutCustom.has(before) && messages.every((m) => m.role !== 'custom')) withoutCustom.add(after)
-  return nextState(state, { context: { ...state.context, messages: after } })
+  const after = appendMessages(state.context.messages, messages)
+  if (after === state.context.messages) return state
+  return nextState(state, { context: { systemPrompt: state.context.systemPrompt, messages: after, tools: state.context.tools } })
 }
 
 /** The state with this turn's assistant message recorded, counted and appended. */
@@ -141,7 +128,7 @@ export function withAssistant(state: TurnState, message: AssistantMessage): Turn
 }
 
 /** This run's messages so far. */
-export const runMessages = (state: TurnState): readonly AgentMessage[] => state.context.messages.slice(state.runStart)
+export const runMessages = (state: TurnState): readonly AgentMessage[] => messagesFrom(state.context.messages, state.runStart)
 
 /** The first state of a run. */
 export function initialState(context: AgentContext, model: ModelSpec, pending: readonly AgentMessage[], usage: Usage, cost: Cost): TurnState {

@@ -1,0 +1,65 @@
+/**
+ * Transcripts that grow by appending, as frozen arrays.
+ *
+ * Every state of a run holds the transcript as it was then, a frozen array.
+ * Copying a frozen array is slow in V8 (its copy builtins leave their fast
+ * path), and a spread over-allocates about threefold. So the transcripts a run
+ * builds share one plain backing array that only grows: each snapshot is an
+ * exact-size copy of a prefix of it, made with the fast plain-array `slice`,
+ * and an append to the latest snapshot is a `push` plus that copy. Appending
+ * to an older snapshot (a branch) starts a new backing array.
+ */
+import type { AgentMessage } from '../types/message.js'
+
+interface Backing {
+  readonly items: AgentMessage[]
+  /** Index of the first custom message in `items` (Infinity if none). */
+  firstCustom: number
+}
+
+const BACKING = Symbol('rxagent.transcriptBacking')
+
+type WithBacking = readonly AgentMessage[] & { readonly [BACKING]?: Backing }
+
+/** The backing array `messages` is a prefix of, if it was built here. */
+const backingOf = (messages: readonly AgentMessage[]): Backing | undefined => (messages as WithBacking)[BACKING]
+
+/** `messages` followed by `more`, frozen; `messages` itself is untouched. */
+export function appendMessages(messages: readonly AgentMessage[], more: readonly AgentMessage[]): readonly AgentMessage[] {
+  if (more.length === 0) return messages
+  let backing = backingOf(messages)
+  if (backing === undefined || backing.items.length !== messages.length) {
+    const items = [...messages]
+    const firstCustom = items.findIndex((m) => m.role === 'custom')
+    backing = { items, firstCustom: firstCustom < 0 ? Number.POSITIVE_INFINITY : firstCustom }
+  }
+  for (const m of more) {
+    if (m.role === 'custom' && backing.firstCustom === Number.POSITIVE_INFINITY) backing.firstCustom = backing.items.length
+    backing.items.push(m)
+  }
+  const snapshot = backing.items.slice()
+  // Not enumerable: invisible to iteration, spreads, JSON and deep equality.
+  Object.defineProperty(snapshot, BACKING, { value: backing })
+  return Object.freeze(snapshot)
+}
+
+/**
+ * Whether `messages` holds no custom message: O(1) for transcripts built by
+ * {@link appendMessages}, a scan otherwise. Converting a transcript for the
+ * model needs no copy when this holds.
+ */
+export function hasNoCustomMessages(messages: readonly AgentMessage[]): boolean {
+  const backing = backingOf(messages)
+  if (backing !== undefined) return backing.firstCustom >= messages.length
+  for (const m of messages) if (m.role === 'custom') return false
+  return true
+}
+
+/** `messages.slice(start)`, without the slow path V8 takes for frozen arrays. */
+export function messagesFrom(messages: readonly AgentMessage[], start: number): readonly AgentMessage[] {
+  const backing = backingOf(messages)
+  if (backing !== undefined) return backing.items.slice(start, messages.length)
+  const out: AgentMessage[] = []
+  for (let i = start; i < messages.length; i++) out.push(messages[i]!)
+  return out
+}

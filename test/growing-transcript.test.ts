@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest'
+import { appendMessages, hasNoCustomMessages, messagesFrom } from '../src/turn/growing-transcript.js'
+import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
+
+const u = (text: string): AgentMessage => userMessage(text)
+const note: AgentMessage = { role: 'custom', kind: 'note', data: null }
+/** Each message's first text, or its role when it has none. */
+const texts = (ms: readonly AgentMessage[]): string[] =>
+  ms.map((m) => (m.role === 'user' && m.content[0]?.type === 'text' ? m.content[0].text : m.role))
+
+describe('growing transcripts', () => {
+  it('every snapshot stays as it was, frozen, while later ones grow', () => {
+    const s0 = Object.freeze([u('a')])
+    const s1 = appendMessages(s0, [u('b')])
+    const s2 = appendMessages(s1, [u('c'), u('d')])
+    expect(texts(s0)).toEqual(['a'])
+    expect(texts(s1)).toEqual(['a', 'b'])
+    expect(texts(s2)).toEqual(['a', 'b', 'c', 'd'])
+    expect(Object.isFrozen(s1) && Object.isFrozen(s2)).toBe(true)
+    expect(appendMessages(s2, [])).toBe(s2)
+  })
+
+  it('appending to an older snapshot branches off without touching the newer one', () => {
+    const s1 = appendMessages([], [u('a'), u('b')])
+    const main = appendMessages(s1, [u('main')])
+    const branch = appendMessages(s1, [u('branch')])
+    const further = appendMessages(main, [u('more')])
+    expect(texts(main)).toEqual(['a', 'b', 'main'])
+    expect(texts(branch)).toEqual(['a', 'b', 'branch'])
+    expect(texts(further)).toEqual(['a', 'b', 'main', 'more'])
+    expect(texts(appendMessages(branch, [u('x')]))).toEqual(['a', 'b', 'branch', 'x'])
+  })
+
+  it('looks like a plain array: nothing extra to iteration, keys, JSON or equality', () => {
+    const s = appendMessages([u('a')], [assistantMessage('b')])
+    expect(Object.keys(s)).toEqual(['0', '1'])
+    expect(JSON.parse(JSON.stringify(s))).toEqual([...s])
+    expect(s).toEqual([u('a'), assistantMessage('b')])
+    expect(Array.isArray(s)).toBe(true)
+  })
+
+  it('knows which snapshots hold a custom message', () => {
+    const plain = appendMessages([u('a')], [u('b')])
+    const withNote = appendMessages(plain, [note, u('c')])
+    expect(hasNoCustomMessages(plain)).toBe(true)
+    expect(hasNoCustomMessages(withNote)).toBe(false)
+    // `plain` is a prefix of the backing that now holds the note; it still has none.
+    expect(hasNoCustomMessages(plain)).toBe(true)
+    expect(hasNoCustomMessages(appendMessages([note], [u('x')]))).toBe(false)
+    expect(hasNoCustomMessages([u('x'), note])).toBe(false)
+    expect(hasNoCustomMessages([u('x')])).toBe(true)
+  })
+
+  it('messagesFrom is slice, for built and for plain transcripts', () => {
+    const built = appendMessages(Object.freeze([u('a'), u('b')]), [u('c')])
+    appendMessages(built, [u('later')])
+    expect(texts(messagesFrom(built, 1))).toEqual(['b', 'c'])
+    expect(texts(messagesFrom(Object.freeze([u('a'), u('b')]), 1))).toEqual(['b'])
+    expect(messagesFrom(built, 3)).toEqual([])
+  })
+})
