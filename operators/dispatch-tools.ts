@@ -4,7 +4,7 @@ import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
 import { mergeLimited } from '../src/rx/merge-limited.js'
 import { planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
-import { errorOutput, runTool } from '../src/tools/run-tool.js'
+import { errorOutput, startTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
 import type { AgentTool, ToolOutput } from '../src/types/tool.js'
@@ -113,13 +113,16 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
             o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, args: call.arguments })
             if (cancelled !== undefined) return finish(errorOutput(cancelledText[cancelled].waiting), true)
             if (plan.kind === 'answer') return finish(errorOutput(plan.message), true)
-            o.add(cancel$.subscribe(() => finish(errorOutput(cancelledText[cancelled ?? 'abort'].running), true)))
             const timeoutMs = plan.tool.timeoutMs ?? options.toolTimeoutMs
-            runTool(plan.tool, plan.args, {
+            const start = startTool(plan.tool, plan.args, {
               toolCallId: call.id,
               scheduler: options.scheduler,
               ...(timeoutMs === undefined ? {} : { timeoutMs }),
-            }).subscribe(
+            })
+            // A synchronous tool has nothing left to cancel or to wait for.
+            if ('ended' in start) return finish(start.ended.output, start.ended.isError)
+            o.add(cancel$.subscribe(() => finish(errorOutput(cancelledText[cancelled ?? 'abort'].running), true)))
+            start.running.subscribe(
               linked(o, {
                 next: (event) =>
                   event.type === 'update'

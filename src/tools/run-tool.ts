@@ -40,12 +40,49 @@ function normalize(tool: AgentTool, value: unknown): { output: ToolOutput; isErr
   }
 }
 
+/** How a call went once `execute` returned: already ended (a plain value, a throw), or still running. */
+export type ToolStart =
+  | { readonly ended: { readonly output: ToolOutput; readonly isError: boolean } }
+  | { readonly running: Observable<ToolRunEvent> }
+
 /**
- * Runs `tool.execute(args)`. A value, a Promise or an Observable are all
- * accepted. For an Observable, a value followed by completion in the same
- * moment is the result; a value that is still the latest when the scheduler
- * next gets a turn is emitted as progress (and, if it stays the last, is the
- * result too). Unsubscribing aborts the tool's signal.
+ * Calls `tool.execute(args)` now. A plain value (or a throw) is the result at
+ * once, with no Observable and no scheduling: most tools are synchronous, and
+ * a turn dispatches several. A Promise or an Observable is returned as
+ * `running`, to be subscribed at once (see {@link runTool} for what it emits);
+ * unsubscribing it aborts the tool's signal.
+ */
+export function startTool(tool: AgentTool, args: unknown, options: RunToolOptions): ToolStart {
+  // Created on first use: most tools never look at their signal, and an
+  // AbortController costs more than the rest of a simple call.
+  let controller: AbortController | undefined
+  let returned: unknown
+  try {
+    returned = tool.execute(args, {
+      toolCallId: options.toolCallId,
+      get signal() {
+        controller ??= new AbortController()
+        return controller.signal
+      },
+    })
+  } catch (error) {
+    return { ended: failure(tool, error) }
+  }
+  if (!isObservable(returned) && !isPromiseLike(returned)) return { ended: normalize(tool, returned) }
+  return { running: following(tool, returned, options, (reason) => controller?.abort(new Error(reason))) }
+}
+
+const failure = (tool: AgentTool, error: unknown): { output: ToolOutput; isError: boolean } => ({
+  output: errorOutput(`Tool '${tool.name}' failed: ${errorText(error)}`),
+  isError: true,
+})
+
+/**
+ * Runs `tool.execute(args)` on subscription. A value, a Promise or an
+ * Observable are all accepted. For an Observable, a value followed by
+ * completion in the same moment is the result; a value that is still the
+ * latest when the scheduler next gets a turn is emitted as progress (and, if
+ * it stays the last, is the result too). Unsubscribing aborts the tool's signal.
  *
  * ```
  * execute: --p----r|     (p: progress, r: result)
@@ -54,9 +91,22 @@ function normalize(tool: AgentTool, value: unknown): { output: ToolOutput; isErr
  */
 export function runTool(tool: AgentTool, args: unknown, options: RunToolOptions): Observable<ToolRunEvent> {
   return new Observable<ToolRunEvent>((subscriber) => {
-    // Created on first use: most tools never look at their signal, and an
-    // AbortController costs more than the rest of a simple call.
-    let controller: AbortController | undefined
+    const start = startTool(tool, args, options)
+    if ('running' in start) return start.running.subscribe(subscriber)
+    subscriber.next({ type: 'end', ...start.ended })
+    subscriber.complete()
+    return undefined
+  })
+}
+
+/** What a Promise or an Observable returned by `execute` emits, as tool run events. */
+function following(
+  tool: AgentTool,
+  returned: PromiseLike<unknown> | Observable<unknown>,
+  options: RunToolOptions,
+  abort: (reason: string) => void,
+): Observable<ToolRunEvent> {
+  return new Observable<ToolRunEvent>((subscriber) => {
     let ended = false
     const end = (output: ToolOutput, isError: boolean): void => {
       if (ended) return
@@ -68,28 +118,14 @@ export function runTool(tool: AgentTool, args: unknown, options: RunToolOptions)
       const { output, isError } = normalize(tool, value)
       end(output, isError)
     }
-    const fail = (error: unknown): void => end(errorOutput(`Tool '${tool.name}' failed: ${errorText(error)}`), true)
-    const abort = (reason: string): void => controller?.abort(new Error(reason))
+    const fail = (error: unknown): void => {
+      const { output, isError } = failure(tool, error)
+      end(output, isError)
+    }
 
     subscriber.add(() => {
       if (!ended) abort(`tool call '${options.toolCallId}' was cancelled`)
     })
-
-    let returned: unknown
-    try {
-      returned = tool.execute(args, {
-        toolCallId: options.toolCallId,
-        get signal() {
-          controller ??= new AbortController()
-          return controller.signal
-        },
-      })
-    } catch (error) {
-      fail(error)
-      return
-    }
-    // A plain value is the result, at once: no stream, no scheduling.
-    if (!isObservable(returned) && !isPromiseLike(returned)) return endWith(returned)
 
     if (options.timeoutMs !== undefined) {
       const ms = options.timeoutMs
