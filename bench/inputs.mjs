@@ -34,6 +34,8 @@ export function history(count) {
 /** The scenarios, with the sizes `npm run bench` uses and the tiny sizes of the smoke test. */
 export const scenarios = {
   text: { sizes: [10_000, 50_000, 100_000, 200_000], smoke: [200] },
+  // TEXT with a consumer that counts characters instead of keeping the text: the runtime's own cost.
+  textcount: { sizes: [10_000, 200_000], smoke: [200] },
   tools: { sizes: [200], smoke: [3] },
   long: { sizes: [5_000], smoke: [20], deltas: 10_000, smokeDeltas: 50 },
   fanout: { sizes: [1_000], smoke: [5], deltasPerRun: 50 },

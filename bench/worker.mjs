@@ -15,13 +15,15 @@ const gc = () => {
 }
 
 const adapter = await import(`./runtimes/${runtime}.mjs`)
-const make = adapter.scenarios[scenario]
+// TEXTCOUNT is TEXT with a consumer that counts the deltas' characters instead of keeping the text.
+const make = adapter.scenarios[scenario === 'textcount' ? 'text' : scenario]
 if (make === undefined) {
   console.log(JSON.stringify({ runtime, scenario, size, skipped: true }))
   process.exit(0)
 }
 
 const params = {
+  textcount: () => ({ keepText: false }),
   long: () => ({ history: history(size), deltas: smoke ? defaults.long.smokeDeltas : defaults.long.deltas }),
   fanout: () => ({ deltasPerRun: defaults.fanout.deltasPerRun }),
   parallel: () => ({ toolMs: smoke ? defaults.parallel.smokeToolMs : defaults.parallel.toolMs }),
@@ -33,9 +35,11 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 function check(result) {
   const expectText = {
     text: size * 4,
+    textcount: size * 4,
     long: (extra.deltas ?? 0) * 4,
   }[scenario]
-  if (expectText !== undefined && result.text.length !== expectText) throw new Error(`${runtime}/${scenario}: text of ${result.text.length} characters, expected ${expectText}`)
+  const length = result.textLength ?? result.text?.length
+  if (expectText !== undefined && length !== expectText) throw new Error(`${runtime}/${scenario}: text of ${length} characters, expected ${expectText}`)
   if (scenario === 'tools' && result.toolResults !== size * 3) throw new Error(`${runtime}/tools: ${result.toolResults} tool results, expected ${size * 3}`)
   if (scenario === 'parallel' && result.toolResults !== size) throw new Error(`${runtime}/parallel: ${result.toolResults} tool results, expected ${size}`)
   if (scenario === 'fanout' && result.completed !== size) throw new Error(`${runtime}/fanout: ${result.completed} of ${size} runs completed`)
@@ -59,7 +63,7 @@ async function timed() {
   const ms = t1 - t0
   return {
     ms,
-    ...(scenario === 'text' || scenario === 'long' ? { perDeltaUs: (ms * 1000) / (scenario === 'text' ? size : extra.deltas) } : {}),
+    ...(scenario === 'text' || scenario === 'textcount' || scenario === 'long' ? { perDeltaUs: (ms * 1000) / (scenario === 'long' ? extra.deltas : size) } : {}),
     ...(scenario === 'long' && result.firstDelta !== undefined ? { firstDeltaMs: result.firstDelta - t0 } : {}),
     ...(scenario === 'tools' ? { msPerTurn: ms / size } : {}),
   }

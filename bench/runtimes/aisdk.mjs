@@ -67,19 +67,21 @@ function scriptedModel(scripts) {
   }
 }
 
-/** Consumes `fullStream` completely, like an app: text deltas appended, tool results counted. */
-async function consume(result) {
+/** Consumes `fullStream` completely, like an app: text deltas appended (or, without `keepText`, counted), tool results counted. */
+async function consume(result, keepText = true) {
   let text = ''
+  let length = 0
   let toolResults = 0
   let firstDelta
   for await (const part of result.fullStream) {
     if (part.type === 'text-delta') {
       if (firstDelta === undefined) firstDelta = performance.now()
-      text += part.text
+      if (keepText) text += part.text
+      else length += part.text.length
     } else if (part.type === 'tool-result') toolResults++
     else if (part.type === 'error' || part.type === 'tool-error') throw part.error
   }
-  return { text, toolResults, firstDelta }
+  return { text, textLength: keepText ? text.length : length, toolResults, firstDelta }
 }
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
@@ -87,9 +89,9 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 const instructions = 'You are a benchmark.'
 const prompt = { role: 'user', content: 'go' }
 
-async function run(mock, options) {
+async function run(mock, options, keepText) {
   mock.reset()
-  const result = await consume(streamText({ model: mock.model, system: instructions, ...options }))
+  const result = await consume(streamText({ model: mock.model, system: instructions, ...options }), keepText)
   mock.forget()
   // The AI SDK releases the run's memory only after an event-loop turn.
   await nextTurn()
@@ -110,9 +112,9 @@ const sleeper = (ms) =>
   })
 
 export const scenarios = {
-  text(n) {
+  text(n, { keepText } = {}) {
     const mock = scriptedModel([textScript(textDeltas(n))])
-    return () => run(mock, { messages: [prompt] })
+    return () => run(mock, { messages: [prompt] }, keepText)
   },
 
   tools(turns) {

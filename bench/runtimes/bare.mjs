@@ -14,13 +14,19 @@ async function consumeText(deltas) {
     if (firstDelta === undefined) firstDelta = performance.now()
     text += d
   }
-  return { text, toolResults: 0, firstDelta }
+  return { text, textLength: text.length, toolResults: 0, firstDelta }
+}
+
+async function countText(deltas) {
+  let length = 0
+  for await (const d of stream(deltas)) length += d.length
+  return { textLength: length, toolResults: 0 }
 }
 
 export const scenarios = {
-  text(n) {
+  text(n, { keepText = true } = {}) {
     const deltas = textDeltas(n)
-    return () => consumeText(deltas)
+    return keepText ? () => consumeText(deltas) : () => countText(deltas)
   },
 
   tools(turns) {

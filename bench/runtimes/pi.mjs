@@ -135,9 +135,10 @@ const context = (tools = [], messages = []) => ({ systemPrompt: 'You are a bench
 
 const config = { model, convertToLlm, toolExecution: 'parallel' }
 
-/** Runs a loop to its end, consuming events the way an app would: text deltas appended, tool results counted. */
-async function consume(events) {
+/** Runs a loop to its end, consuming events the way an app would: text deltas appended (or, without `keepText`, counted), tool results counted. */
+async function consume(events, keepText = true) {
   let text = ''
+  let length = 0
   let toolResults = 0
   let firstDelta
   for await (const e of events) {
@@ -145,19 +146,20 @@ async function consume(events) {
       const a = e.assistantMessageEvent
       if (a.type === 'text_delta') {
         if (firstDelta === undefined) firstDelta = performance.now()
-        text += a.delta
+        if (keepText) text += a.delta
+        else length += a.delta.length
       }
     } else if (e.type === 'tool_execution_end') {
       if (e.isError) throw new Error(`pi: tool ${e.toolName} failed: ${JSON.stringify(e.result?.content)}`)
       toolResults++
     }
   }
-  return { text, toolResults, firstDelta }
+  return { text, textLength: keepText ? text.length : length, toolResults, firstDelta }
 }
 
-const run = (streamFn, ctx) => {
+const run = (streamFn, ctx, keepText) => {
   streamFn.reset()
-  return consume(agentLoop(prompt(), ctx, config, undefined, streamFn))
+  return consume(agentLoop(prompt(), ctx, config, undefined, streamFn), keepText)
 }
 
 const echo = {
@@ -182,9 +184,9 @@ const toMessage = (m) =>
     : { role: 'assistant', content: [{ type: 'text', text: m.text }], api: model.api, provider: model.provider, model: model.id, usage: emptyUsage(), stopReason: 'stop', timestamp: 0 }
 
 export const scenarios = {
-  text(n) {
+  text(n, { keepText } = {}) {
     const streamFn = scriptedStreamFn([textScript(textDeltas(n))])
-    return () => run(streamFn, context())
+    return () => run(streamFn, context(), keepText)
   },
 
   tools(turns) {

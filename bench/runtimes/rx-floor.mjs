@@ -15,10 +15,21 @@ const concatText = (deltas) => {
   return { text, toolResults: 0 }
 }
 
+const countText = (deltas) => {
+  let textLength = 0
+  from(deltas)
+    .pipe(
+      scan((acc, d) => acc + d.length, 0),
+      last(),
+    )
+    .subscribe((n) => (textLength = n))
+  return { textLength, toolResults: 0 }
+}
+
 export const scenarios = {
-  text(n) {
+  text(n, { keepText = true } = {}) {
     const deltas = textDeltas(n)
-    return async () => concatText(deltas)
+    return keepText ? async () => concatText(deltas) : async () => countText(deltas)
   },
 
   tools(turns) {

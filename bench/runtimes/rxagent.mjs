@@ -40,9 +40,14 @@ const toolScript = (turn) => {
   ]
 }
 
-/** Runs a loop to its end, consuming events the way an app would: text deltas appended, tool results counted. */
-function consume(run$) {
+/**
+ * Runs a loop to its end, consuming events the way an app would: text deltas appended, tool
+ * results counted. With `keepText` false the deltas are only counted, which leaves the runtime's
+ * own cost (an app's growing string costs the same in every runtime).
+ */
+function consume(run$, keepText = true) {
   let text = ''
+  let length = 0
   let toolResults = 0
   let firstDelta
   return new Promise((resolve, reject) =>
@@ -50,11 +55,12 @@ function consume(run$) {
       next: (e) => {
         if (e.type === 'messageUpdate' && e.chunk.type === 'textDelta') {
           if (firstDelta === undefined) firstDelta = performance.now()
-          text += e.chunk.text
+          if (keepText) text += e.chunk.text
+          else length += e.chunk.text.length
         } else if (e.type === 'toolExecutionEnd') toolResults++
       },
       error: reject,
-      complete: () => resolve({ text, toolResults, firstDelta }),
+      complete: () => resolve({ text, textLength: keepText ? text.length : length, toolResults, firstDelta }),
     }),
   )
 }
@@ -75,9 +81,9 @@ const sleeper = (ms) =>
   })
 
 export const scenarios = {
-  text(n) {
+  text(n, { keepText } = {}) {
     const model = scriptedModel([textScript(textDeltas(n))], { recordRequests: false })
-    return () => consume(agentLoop(prompt, context(), { model: model.model, streamFn: model.streamFn }))
+    return () => consume(agentLoop(prompt, context(), { model: model.model, streamFn: model.streamFn }), keepText)
   },
 
   tools(turns) {
