@@ -10,7 +10,7 @@
  * synchronous source is no longer pulled once the output is unsubscribed.
  */
 import { describe, expect, it } from 'vitest'
-import { asyncScheduler, concatMap, finalize, from, map, Observable, of, take, type SchedulerLike, type Subscription } from 'rxjs'
+import { asyncScheduler, concatMap, filter, finalize, from, map, merge, Observable, of, take, type SchedulerLike, type Subscription } from 'rxjs'
 import { chunk, eventLabel, reply, runAgentMarbles, scriptedModel } from '../marbles/index.js'
 import { accumulateMessage } from '../operators/accumulate-message.js'
 import { dispatchTools } from '../operators/dispatch-tools.js'
@@ -586,6 +586,23 @@ describe('runTurns: teardown', () => {
     ).subscribe((i) => got.push(itemLabel(i)))
     expect(got).toHaveLength(6)
     expect(subscriptions).toBe(1)
+  })
+
+  it('a pipeline may subscribe to the states more than once (a partition)', () => {
+    const S0 = startedState()
+    const got: string[] = []
+    const even = (s: TurnItem): boolean => (s as TurnState).turnIndex % 2 === 0
+    runTurns(
+      S0,
+      (states) =>
+        merge(
+          states.pipe(filter(even), concatMap((s) => of<TurnItem[]>(ev('even'), s))),
+          states.pipe(filter((s) => !even(s)), concatMap((s) => of<TurnItem[]>(ev('odd'), s))),
+        ),
+      (final) => (final.turnIndex < 3 ? { next: nextState(final, { turnIndex: final.turnIndex + 1 }) } : { end: final }),
+    ).subscribe((i) => got.push(itemLabel(i)))
+    expect(got.slice(0, 4)).toEqual(['toolUpdate:even', 'toolUpdate:odd', 'toolUpdate:even', 'toolUpdate:odd'])
+    expect(got).toHaveLength(5)
   })
 
   it('a turn that answers with two states, or a pipeline that completes early, is a clear error', () => {

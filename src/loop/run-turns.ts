@@ -9,7 +9,7 @@
  * and no scheduling; a turn that ends asynchronously feeds the next one from
  * where it ended.
  */
-import { Observable, type Subscriber } from 'rxjs'
+import { Observable, Subject } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
 import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
 
@@ -30,7 +30,8 @@ export type AfterTurn = { readonly next: TurnState } | { readonly end: TurnState
  */
 export function runTurns(first: TurnState, turn: TurnOperator, after: (final: TurnState) => AfterTurn): Observable<TurnItem> {
   return new Observable<TurnItem>((subscriber) => {
-    let feed: Subscriber<TurnItem> | undefined
+    // A Subject, so that a pipeline may subscribe to the states more than once (a partition).
+    const states = new Subject<TurnItem>()
     let queued: TurnState | undefined = first
     let inFlight = false
     let feeding = false
@@ -38,22 +39,17 @@ export function runTurns(first: TurnState, turn: TurnOperator, after: (final: Tu
     const feedQueued = (): void => {
       if (feeding) return
       feeding = true
-      while (queued !== undefined && feed !== undefined && !subscriber.closed) {
+      while (queued !== undefined && !subscriber.closed) {
         const state: TurnState = queued
         queued = undefined
         inFlight = true
-        feed.next(state)
+        states.next(state)
       }
       feeding = false
     }
 
-    // Never completes by itself: the run ends when a turn's state says so.
-    const states = new Observable<TurnItem>((s) => {
-      feed = s
-      return () => (feed = undefined)
-    })
-
-    turn(states).subscribe(
+    // `states` never completes: the run ends when a turn's state says so.
+    turn(states.asObservable()).subscribe(
       linked<TurnItem>(subscriber, {
         next: (item) => {
           if (!isTurnState(item)) {
@@ -72,7 +68,7 @@ export function runTurns(first: TurnState, turn: TurnOperator, after: (final: Tu
             return
           }
           queued = following.next
-          // Inside `feed.next` (a turn that ended synchronously) the loop above feeds it.
+          // Inside `states.next` (a turn that ended synchronously) the loop above feeds it.
           feedQueued()
         },
         complete: () => {
