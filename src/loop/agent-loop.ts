@@ -221,7 +221,6 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
   })
 }
 
-
 /**
  * Runs the agent loop on `context` with new `prompts`. Cold: nothing happens
  * until subscribed, and each subscription is a separate run. Unsubscribing
