@@ -244,8 +244,9 @@ class Head {
     }
   }
 
-  setMeta(meta: Omit<AssistantMessage, 'content' | 'usage'>): void {
-    this.meta = meta
+  /** What `messageStart` says: the model that answers and the response's id. */
+  setMeta(model: string, responseId: string | undefined): void {
+    this.meta = { ...this.meta, model, ...(responseId === undefined ? {} : { responseId }) }
     this.last = undefined
   }
 
@@ -421,8 +422,7 @@ export class MessageFold {
       if (chunk.type !== 'messageStart') return `the first chunk must be 'messageStart', got '${describeType(chunk)}'`
       this.started = true
       const model = chunk.model === '' ? this.model.modelId : chunk.model
-      const { content: _c, usage: _u, ...meta } = this.segment.base
-      this.head.setMeta({ ...meta, model, ...(chunk.id === '' ? {} : { responseId: chunk.id }) })
+      this.head.setMeta(model, chunk.id === '' ? undefined : chunk.id)
       this.segment = this.newSegment(this.head.snapshot())
       return undefined
     }
