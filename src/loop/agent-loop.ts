@@ -3,7 +3,7 @@
  * the composition of the stages in `operators/`; this file only wires them
  * and decides, between turns, whether another one follows.
  */
-import { asyncScheduler, concat, defer, Observable, of, pipe, type SchedulerLike } from 'rxjs'
+import { asyncScheduler, defer, Observable, pipe, type SchedulerLike } from 'rxjs'
 import { dispatchTools, type ToolExecution } from '../../operators/dispatch-tools.js'
 import { endTurn } from '../../operators/end-turn.js'
 import { pollFollowUp } from '../../operators/poll-follow-up.js'
@@ -202,7 +202,10 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
     }
 
     const first = initialState(context, config.model, prompts, emptyUsage, emptyCost)
-    const body = new Observable<AgentEvent>((subscriber) => {
+    // agentStart is emitted here rather than with `concat`: a concat would add a layer every event of the run passes through.
+    return new Observable<AgentEvent>((subscriber) => {
+      subscriber.next({ type: 'agentStart' })
+      if (subscriber.closed) return
       const connections = [steering.connect(), followUp.connect()]
       const finish = (state: TurnState): void => {
         subscriber.next({ type: 'agentEnd', result: resultOf(state) })
@@ -217,7 +220,6 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         linked<TurnItem>(subscriber, { next: (item) => (isTurnState(item) ? finish(item) : subscriber.next(item)) }),
       )
     })
-    return concat(of<AgentEvent>({ type: 'agentStart' }), body)
   })
 }
 
