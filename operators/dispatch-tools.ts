@@ -1,8 +1,7 @@
-import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, Subject, type SchedulerLike } from 'rxjs'
+import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, Subject, Subscription, type SchedulerLike, type Subscriber } from 'rxjs'
 import type { ApproveTool } from '../src/policy/approval.js'
 import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
-import { mergeLimited } from '../src/rx/merge-limited.js'
 import { planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
 import { errorOutput, startTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
@@ -89,47 +88,85 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         }
         if (options.abort !== undefined) subscriber.add(options.abort.subscribe(() => cancelAll('abort')))
 
-        /** One call's execution events; records its outcome. */
-        const execute = ({ index, plan }: Planned): Observable<AgentEvent> =>
-          new Observable<AgentEvent>((o) => {
-            const { call } = plan
-            let finished = false
-            const finish = (output: ToolOutput, isError: boolean): void => {
-              if (finished) return
-              finished = true
-              outcomes[index] = { output, isError }
-              o.next({ type: 'toolExecutionEnd', toolCallId: call.id, toolName: call.name, result: output, isError })
-              // Polled before completing: completion frees a concurrency slot, and a
-              // call must not start if steering is about to interrupt the batch.
-              if (options.interruptOnSteering !== undefined && cancelled === undefined) {
-                const found = options.interruptOnSteering()
-                if (found.length > 0) {
-                  steering.push(...found)
-                  cancelAll('steering')
-                }
+        /**
+         * Starts one call: its execution events go to `o`; `release` is called once it has
+         * its outcome and has let go of what it held. A synchronous tool is answered at once,
+         * with no Observable and no subscription: most tools are, and a turn runs several.
+         */
+        const execute = ({ index, plan }: Planned, o: Subscriber<AgentEvent>, release: () => void): void => {
+          const { call } = plan
+          let finished = false
+          let running: Subscription | undefined
+          const finish = (output: ToolOutput, isError: boolean): void => {
+            if (finished) return
+            finished = true
+            outcomes[index] = { output, isError }
+            o.next({ type: 'toolExecutionEnd', toolCallId: call.id, toolName: call.name, result: output, isError })
+            // Polled before the slot is freed: a call must not start if steering is about to
+            // interrupt the batch.
+            if (options.interruptOnSteering !== undefined && cancelled === undefined) {
+              const found = options.interruptOnSteering()
+              if (found.length > 0) {
+                steering.push(...found)
+                cancelAll('steering')
               }
-              o.complete()
             }
-            o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, args: call.arguments })
-            if (cancelled !== undefined) return finish(errorOutput(cancelledText[cancelled].waiting), true)
-            if (plan.kind === 'answer') return finish(errorOutput(plan.message), true)
-            const timeoutMs = plan.tool.timeoutMs ?? options.toolTimeoutMs
-            const start = startTool(plan.tool, plan.args, {
-              toolCallId: call.id,
-              scheduler: options.scheduler,
-              ...(timeoutMs === undefined ? {} : { timeoutMs }),
-            })
-            // A synchronous tool has nothing left to cancel or to wait for.
-            if ('ended' in start) return finish(start.ended.output, start.ended.isError)
-            o.add(cancel$.subscribe(() => finish(errorOutput(cancelledText[cancelled ?? 'abort'].running), true)))
+            if (running !== undefined) {
+              o.remove(running)
+              running.unsubscribe()
+            }
+            release()
+          }
+          o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, args: call.arguments })
+          if (cancelled !== undefined) return finish(errorOutput(cancelledText[cancelled].waiting), true)
+          if (plan.kind === 'answer') return finish(errorOutput(plan.message), true)
+          const timeoutMs = plan.tool.timeoutMs ?? options.toolTimeoutMs
+          const start = startTool(plan.tool, plan.args, {
+            toolCallId: call.id,
+            scheduler: options.scheduler,
+            ...(timeoutMs === undefined ? {} : { timeoutMs }),
+          })
+          if ('ended' in start) return finish(start.ended.output, start.ended.isError)
+          const held = new Subscription()
+          running = held
+          o.add(held)
+          held.add(cancel$.subscribe(() => finish(errorOutput(cancelledText[cancelled ?? 'abort'].running), true)))
+          // Added to a closed `held` (the call already finished) it is torn down at once.
+          held.add(
             start.running.subscribe(
-              linked(o, {
+              linked(held, {
                 next: (event) =>
                   event.type === 'update'
                     ? o.next({ type: 'toolExecutionUpdate', toolCallId: call.id, toolName: call.name, partialResult: event.output })
                     : finish(event.output, event.isError),
+                error: (error: unknown) => o.error(error),
               }),
-            )
+            ),
+          )
+        }
+
+        /** Every planned call under the execution policy (at most `concurrency` at a time); completes when all have outcomes. */
+        const run$ = (): Observable<AgentEvent> =>
+          new Observable<AgentEvent>((o) => {
+            let next = 0
+            let active = 0
+            let starting = false
+            const startMore = (): void => {
+              // A loop rather than recursion: calls that finish at once free their slot inside it.
+              if (starting) return
+              starting = true
+              while (active < concurrency && next < planned.length && !o.closed) {
+                active++
+                execute(planned[next++]!, o, release)
+              }
+              starting = false
+              if (active === 0 && next >= planned.length) o.complete()
+            }
+            const release = (): void => {
+              active--
+              if (!o.closed) startMore()
+            }
+            startMore()
           })
 
         /** The results, in call order, join the transcript. */
@@ -172,7 +209,6 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
           ...(options.approveTool === undefined ? {} : { approveTool: options.approveTool }),
           ...(options.approvalRequired === undefined ? {} : { approvalRequired: options.approvalRequired }),
         }
-        const run$ = (): Observable<AgentEvent> => mergeLimited(planned.map(execute), concurrency)
         const observer = linked<AgentEvent>(subscriber, { next: (event) => subscriber.next(event), complete: conclude })
         if (context.preDispatch.length === 0 && context.approveTool === undefined) {
           // Nobody to ask: planning is synchronous, no Observable per call.
