@@ -220,6 +220,18 @@ function parseArguments(raw: string): { ok: true; value: Record<string, unknown>
 }
 
 /**
+ * What a streaming message has besides content and usage: fixed when the fold
+ * starts, the model and the response id from `messageStart`. Its cost and stop
+ * reason are known only at the end (see `MessageFold.finish`).
+ */
+interface HeadMeta {
+  readonly provider: string
+  readonly model: string
+  readonly timestamp: number
+  readonly responseId: string | undefined
+}
+
+/**
  * The message as of the latest chunk, kept as plain mutable objects, with the
  * frozen copies already handed out. A snapshot copies only the blocks that
  * changed since the previous one: no proxies, no walk of untouched blocks.
@@ -235,7 +247,7 @@ class Head {
   private last: AssistantMessage | undefined
 
   constructor(
-    private meta: Omit<AssistantMessage, 'content' | 'usage'>,
+    private meta: HeadMeta,
     carried?: Usage,
   ) {
     if (carried !== undefined) {
@@ -246,7 +258,7 @@ class Head {
 
   /** What `messageStart` says: the model that answers and the response's id. */
   setMeta(model: string, responseId: string | undefined): void {
-    this.meta = { ...this.meta, model, ...(responseId === undefined ? {} : { responseId }) }
+    this.meta = { provider: this.meta.provider, model, timestamp: this.meta.timestamp, responseId }
     this.last = undefined
   }
 
@@ -278,7 +290,15 @@ class Head {
       this.frozenUsage = Object.freeze({ ...this.work.usage, extra: Object.freeze({ ...this.work.usage.extra }) })
       this.usageChanged = false
     }
-    this.last = Object.freeze({ ...this.meta, content: Object.freeze(this.frozen.slice()), usage: this.frozenUsage })
+    // Written out rather than spread: this runs at every read of a streaming message.
+    const { provider, model, timestamp, responseId } = this.meta
+    const content = Object.freeze(this.frozen.slice())
+    const usage = this.frozenUsage
+    this.last = Object.freeze(
+      responseId === undefined
+        ? { role: 'assistant', provider, model, cost: emptyCost, stopReason: 'stop', timestamp, content, usage }
+        : { role: 'assistant', provider, model, cost: emptyCost, stopReason: 'stop', timestamp, responseId, content, usage },
+    )
     return this.last
   }
 }
@@ -386,7 +406,7 @@ export class MessageFold {
     retryOf?: MessageFold,
   ) {
     const carried = retryOf?.current().usage
-    this.head = new Head({ role: 'assistant', provider: model.provider, model: model.modelId, cost: emptyCost, stopReason: 'stop', timestamp }, carried)
+    this.head = new Head({ provider: model.provider, model: model.modelId, timestamp, responseId: undefined }, carried)
     if (retryOf !== undefined) {
       this.usageSeen = retryOf.usageSeen
       this.totalSeen = retryOf.totalSeen
