@@ -1,6 +1,7 @@
 // One runtime, one scenario, one size, in a fresh process:
 //   node --expose-gc bench/worker.mjs <runtime> <scenario> <size> [runs]
 // Prints one JSON line: the samples and their medians.
+import { PerformanceObserver } from 'node:perf_hooks'
 import { history } from './inputs.mjs'
 import { scenarios as defaults } from './inputs.mjs'
 
@@ -45,6 +46,15 @@ function check(result) {
   if (scenario === 'fanout' && result.completed !== size) throw new Error(`${runtime}/fanout: ${result.completed} of ${size} runs completed`)
 }
 
+// Garbage collections, to tell how much of a run's time they took (entries arrive later, so
+// each sample keeps its time window and the GC time in it is added up at the end).
+const gcEntries = []
+new PerformanceObserver((list) => gcEntries.push(...list.getEntries().map((e) => [e.startTime, e.duration]))).observe({ entryTypes: ['gc'] })
+const gcMsIn = ([from, to]) => gcEntries.reduce((sum, [start, duration]) => (start >= from && start < to ? sum + duration : sum), 0)
+
+/** How many text deltas a run streams, for the per-delta figures. */
+const deltas = { text: size, textcount: size, long: extra.deltas }[scenario]
+
 /** One timed run. Only scavenges before it (see below): a full GC can flush compiled code and would measure re-warming. */
 async function timed() {
   const run = make(size, extra)
@@ -63,7 +73,8 @@ async function timed() {
   const ms = t1 - t0
   return {
     ms,
-    ...(scenario === 'text' || scenario === 'textcount' || scenario === 'long' ? { perDeltaUs: (ms * 1000) / (scenario === 'long' ? extra.deltas : size) } : {}),
+    window: [t0, t1],
+    ...(deltas === undefined ? {} : { perDeltaUs: (ms * 1000) / deltas }),
     ...(scenario === 'long' && result.firstDelta !== undefined ? { firstDeltaMs: result.firstDelta - t0 } : {}),
     ...(scenario === 'tools' ? { msPerTurn: ms / size } : {}),
   }
@@ -115,7 +126,12 @@ const samples = []
 const sampleStart = performance.now()
 while (samples.length < runs || (!smoke && performance.now() - sampleStart < 1000 && samples.length < 50)) samples.push(await timed())
 const memory = await measured()
-for (const sample of samples) Object.assign(sample, memory)
+await nextTurn()
+for (const sample of samples) {
+  const gcMs = gcMsIn(sample.window)
+  delete sample.window
+  Object.assign(sample, memory, { gcMs }, deltas === undefined ? {} : { gcPerDeltaUs: (gcMs * 1000) / deltas })
+}
 const keys = Object.keys(samples[0]).filter((k) => typeof samples[0][k] === 'number')
 const summary = Object.fromEntries(
   keys.map((k) => {
