@@ -116,7 +116,7 @@ for (const n of sizesOf('text')) row(`TEXT ${n / 1000}k deltas`, 'µs/delta', (r
 const n100 = smoke ? sizesOf('text')[0] : 100_000
 for (const n of sizesOf('textcount')) row(`TEXT ${n / 1000}k, runtime only`, 'µs/delta', (r) => get('textcount', n, r, 'perDeltaUs'))
 // How much of the TEXT cost is garbage collection during the timed run, at the smallest and largest N.
-for (const n of [sizesOf('text')[0], sizesOf('text').at(-1)]) row(`TEXT ${n / 1000}k, of which GC`, 'µs/delta', (r) => get('text', n, r, 'gcPerDeltaUs'), 3)
+for (const n of new Set([sizesOf('text')[0], sizesOf('text').at(-1)])) row(`TEXT ${n / 1000}k, of which GC`, 'µs/delta', (r) => get('text', n, r, 'gcPerDeltaUs'), 3)
 row(`TEXT heap retained @${n100 / 1000}k`, 'MB', (r) => mb(get('text', n100, r, 'retainedBytes')))
 row(`TEXT heap peak @${n100 / 1000}k`, 'MB', (r) => mb(get('text', n100, r, 'peakBytes')))
 const turns = sizesOf('tools')[0]
