@@ -29,6 +29,8 @@ import { agentLoop } from '../src/loop/agent-loop.js'
 import { runTurns } from '../src/loop/run-turns.js'
 import { Approval, type ApprovalDecision } from '../src/policy/approval.js'
 import { Verdict, type PolicyVerdict, type PreDispatchVerdict } from '../src/policy/policy.js'
+import * as t from 'io-ts'
+import { defineTool } from '../src/tools/define-tool.js'
 import { runTool, type ToolRunEvent } from '../src/tools/run-tool.js'
 import { isTurnState, nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
@@ -495,6 +497,33 @@ describe('runTool: teardown', () => {
     expect(spy.ran).toEqual([])
     expect(spy.ranAfterClose).toEqual([])
     expect(log).toEqual(['start:slow@0', `abort:slow@3: ${cancelled('c1')}`])
+  })
+
+  it('a tool that first reads its signal after the cancellation or the timeout finds it aborted, with the reason', () => {
+    const reasons: unknown[] = []
+    for (const end of ['unsubscribe', 'timeout'] as const) {
+      runAgentMarbles(({ cold, expectObservable, scheduler }) => {
+        let signal: () => AbortSignal = () => new AbortController().signal
+        const tool = defineTool({
+          name: 'late',
+          description: 'Reads its signal only later.',
+          parameters: t.type({}),
+          // Keeps the context, not the signal: the signal is read at frame 8.
+          execute: (_args, context) => {
+            signal = () => context.signal
+            return cold<string>('---------|')
+          },
+        })
+        const run$ = runTool(tool, {}, { toolCallId: 'c1', scheduler, timeoutMs: 5 })
+        const marbles = end === 'unsubscribe' ? '^-!' : '^'
+        expectObservable(run$.pipe(map((e) => e.type)), marbles).toBe(end === 'unsubscribe' ? '' : '-----(e|)', { e: 'end' })
+        scheduler.schedule(() => {
+          const s = signal()
+          reasons.push(s.aborted ? (s.reason as Error).message : 'not aborted')
+        }, 8)
+      })
+    }
+    expect(reasons).toEqual([cancelled('c1'), 'timed out after 5 ms'])
   })
 
   it("unsubscribes the tool's Observable at the unsubscription frame", () => {

@@ -54,14 +54,23 @@ export type ToolStart =
  */
 export function startTool(tool: AgentTool, args: unknown, options: RunToolOptions): ToolStart {
   // Created on first use: most tools never look at their signal, and an
-  // AbortController costs more than the rest of a simple call.
+  // AbortController costs more than the rest of a simple call. A tool that
+  // first looks after the abort (say, after an await) still finds it aborted.
   let controller: AbortController | undefined
+  let abortedWith: Error | undefined
+  const abort = (reason: string): void => {
+    abortedWith ??= new Error(reason)
+    controller?.abort(abortedWith)
+  }
   let returned: unknown
   try {
     returned = tool.execute(args, {
       toolCallId: options.toolCallId,
       get signal() {
-        controller ??= new AbortController()
+        if (controller === undefined) {
+          controller = new AbortController()
+          if (abortedWith !== undefined) controller.abort(abortedWith)
+        }
         return controller.signal
       },
     })
@@ -69,7 +78,7 @@ export function startTool(tool: AgentTool, args: unknown, options: RunToolOption
     return { ended: failure(tool, error) }
   }
   if (!isObservable(returned) && !isPromiseLike(returned)) return { ended: normalize(tool, returned) }
-  return { running: following(tool, returned, options, (reason) => controller?.abort(new Error(reason))) }
+  return { running: following(tool, returned, options, abort) }
 }
 
 const failure = (tool: AgentTool, error: unknown): { output: ToolOutput; isError: boolean } => ({
