@@ -31,6 +31,7 @@ const runsFor = () => (smoke ? 1 : 5)
 for (const [scenario, spec] of Object.entries(scenarios)) {
   for (const size of smoke ? spec.smoke : spec.sizes) {
     for (const runtime of runtimes) {
+      if (peers.includes(runtime) && size > (spec.peersUpTo ?? Number.POSITIVE_INFINITY)) continue
       const started = performance.now()
       const result = work(runtime, scenario, size, runsFor(scenario))
       if (result.skipped) continue
