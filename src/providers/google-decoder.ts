@@ -26,19 +26,14 @@
  * first in every response seen so far) would be replayed on that part.
  */
 import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
-import type { ProviderErrorKind } from '../types/provider-error.js'
-import { ProviderError } from '../types/provider-error.js'
-import { durationMs, parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
-import type { SseEvent } from './sse.js'
-import { isRecord, type Json } from './json.js'
-
-export { isRecord, type Json } from './json.js'
+import type { ProviderError, ProviderErrorKind } from '../types/provider-error.js'
+import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
+import { GOOGLE, googleStreamError } from './google-errors.js'
+import { StreamingCall } from './google-partial-args.js'
+import { isRecord, stringOf, type Json } from './json.js'
 import type { WireDecoder } from './protocol.js'
+import type { SseEvent } from './sse.js'
 
-/** The provider name in errors and messages. */
-export const GOOGLE = 'google'
-
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
 const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0)
 
 /** Extension type names of Gemini parts the runtime has no block for; the request builder replays them as they came. */
@@ -99,75 +94,6 @@ export function googleStopReason(finishReason: string, hadToolCalls: boolean): C
   return hadToolCalls ? 'toolUse' : 'endTurn'
 }
 
-/** The kind of a Google RPC status (`RESOURCE_EXHAUSTED`, `UNAVAILABLE`...), if it names one. */
-export function googleErrorKind(status: string | undefined): ProviderErrorKind | undefined {
-  switch (status) {
-    case 'RESOURCE_EXHAUSTED':
-      return 'rateLimit'
-    case 'UNAVAILABLE':
-      return 'overloaded'
-    case 'INTERNAL':
-    case 'UNKNOWN':
-    case 'DATA_LOSS':
-    case 'ABORTED':
-      return 'server'
-    case 'DEADLINE_EXCEEDED':
-      return 'timeout'
-    case 'UNAUTHENTICATED':
-    case 'PERMISSION_DENIED':
-      return 'auth'
-    case 'NOT_FOUND':
-      return 'modelNotFound'
-    case 'INVALID_ARGUMENT':
-    case 'FAILED_PRECONDITION':
-    case 'OUT_OF_RANGE':
-      return 'invalidRequest'
-    default:
-      return undefined
-  }
-}
-
-/** A Google error object (`{code, message, status, details}`), the parts classification needs. */
-export interface GoogleErrorInfo {
-  readonly status?: string
-  readonly message?: string
-  /** From a `google.rpc.RetryInfo` detail. */
-  readonly retryAfterMs?: number
-  /** The API says the key itself is bad, whatever the status (Gemini answers 400 for an invalid key). */
-  readonly badKey: boolean
-}
-
-/** Reads a Google error object; `undefined` when `value` is not one. */
-export function readGoogleError(value: unknown): GoogleErrorInfo | undefined {
-  if (!isRecord(value)) return undefined
-  let retryAfterMs: number | undefined
-  let badKey = false
-  for (const detail of Array.isArray(value['details']) ? value['details'] : []) {
-    if (!isRecord(detail)) continue
-    const type = str(detail['@type']) ?? ''
-    if (type.endsWith('google.rpc.RetryInfo')) retryAfterMs ??= durationMs(detail['retryDelay'])
-    const reason = str(detail['reason'])
-    if (reason === 'API_KEY_INVALID' || reason === 'API_KEY_EXPIRED') badKey = true
-  }
-  const message = str(value['message'])
-  if (message !== undefined && /API key (?:not valid|expired)/i.test(message)) badKey = true
-  const status = str(value['status'])
-  return {
-    ...(status === undefined ? {} : { status }),
-    ...(message === undefined ? {} : { message }),
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-    badKey,
-  }
-}
-
-/** The error an `{"error": {...}}` object in the stream means. */
-function streamFailure(value: unknown): ProviderError {
-  const info = readGoogleError(value) ?? { badKey: false }
-  const kind = info.badKey ? 'auth' : (googleErrorKind(info.status) ?? 'server')
-  const error = streamError(GOOGLE, info.status, info.message ?? 'unknown error', kind)
-  return info.retryAfterMs === undefined ? error : new ProviderError({ ...error.info, retryAfterMs: info.retryAfterMs })
-}
-
 // ---------------------------------------------------------------------------
 // Usage
 
@@ -196,92 +122,6 @@ export function googleUsage(meta: unknown): (Counts & { readonly promptKnown: bo
   const output = candidates + thoughts
   const total = typeof meta['totalTokenCount'] === 'number' ? count(meta['totalTokenCount']) : input + output + cached
   return { input, output, reasoning: thoughts, cacheRead: cached, total, promptKnown: typeof meta['promptTokenCount'] === 'number' }
-}
-
-// ---------------------------------------------------------------------------
-// Streamed function-call arguments (`partialArgs`)
-
-type PathKey = string | number
-
-/** `$.a.b[0]['c d']` → `['a', 'b', 0, 'c d']`; `undefined` when it is not such a path. */
-export function parseGoogleJsonPath(path: string): PathKey[] | undefined {
-  if (!path.startsWith('$')) return undefined
-  const keys: PathKey[] = []
-  let i = 1
-  while (i < path.length) {
-    const rest = path.slice(i)
-    const dotted = /^\.([^.[\]]+)/.exec(rest)
-    const index = dotted === null ? /^\[(\d+)\]/.exec(rest) : null
-    const quoted = dotted === null && index === null ? /^\[(['"])((?:\\.|(?!\1)[^\\])*)\1\]/.exec(rest) : null
-    if (dotted !== null) keys.push(dotted[1]!)
-    else if (index !== null) keys.push(Number(index[1]))
-    else if (quoted !== null) keys.push(quoted[2]!.replace(/\\(.)/g, '$1'))
-    else return undefined
-    i += (dotted ?? index ?? quoted)![0].length
-  }
-  return keys
-}
-
-/** Sets `key` as own data even when it is `__proto__`: arguments are data. */
-function put(target: Record<PathKey, unknown>, key: PathKey, value: unknown): void {
-  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
-}
-
-/** The value fields of a partial argument (`google.protobuf.Value`'s), in the order they are looked for. */
-const valueKeys = ['stringValue', 'numberValue', 'boolValue', 'nullValue', 'structValue', 'listValue'] as const
-
-/** A function call whose arguments arrive as `partialArgs`, until its last part. */
-class StreamingCall {
-  readonly args: Json
-  /** Paths whose string value continues in the next partial argument. */
-  private readonly continuing = new Set<string>()
-  signature: string | undefined
-
-  constructor(
-    readonly id: string,
-    readonly name: string,
-    args: unknown,
-    signature: string | undefined,
-  ) {
-    this.args = isRecord(args) ? structuredClone(args) : {}
-    this.signature = signature
-  }
-
-  apply(partial: unknown): void {
-    if (!isRecord(partial)) throw protocolError(GOOGLE, `a partial function-call argument is not an object`)
-    const path = str(partial['jsonPath'])
-    const keys = path === undefined ? undefined : parseGoogleJsonPath(path)
-    if (path === undefined || keys === undefined) throw protocolError(GOOGLE, `a partial argument of '${this.name}' has an unreadable jsonPath: ${JSON.stringify(partial['jsonPath'])}`)
-    const valueKey = valueKeys.find((k) => Object.hasOwn(partial, k)) ?? Object.keys(partial).find((k) => k.endsWith('Value'))
-    // An entry with no value adds nothing (the API sends none, but a missing value must not become `undefined`).
-    if (valueKey === undefined) return
-    const raw = partial[valueKey]
-    const value = valueKey === 'nullValue' ? null : raw
-    const append = valueKey === 'stringValue' && this.continuing.has(path)
-    if (valueKey === 'stringValue' && partial['willContinue'] === true) this.continuing.add(path)
-    else this.continuing.delete(path)
-    this.set(keys, value, append)
-  }
-
-  private set(keys: readonly PathKey[], value: unknown, append: boolean): void {
-    if (keys.length === 0) {
-      if (isRecord(value)) for (const [k, v] of Object.entries(value)) put(this.args, k, v)
-      return
-    }
-    let node = this.args as Record<PathKey, unknown>
-    for (let i = 0; i < keys.length - 1; i++) {
-      const key = keys[i]!
-      let child = Object.hasOwn(node, key) ? node[key] : undefined
-      if (typeof child !== 'object' || child === null) {
-        child = typeof keys[i + 1] === 'number' ? [] : {}
-        put(node, key, child)
-      }
-      node = child as Record<PathKey, unknown>
-    }
-    const last = keys[keys.length - 1]!
-    const previous = Object.hasOwn(node, last) ? node[last] : undefined
-    put(node, last, append && typeof previous === 'string' && typeof value === 'string' ? previous + value : value)
-  }
 }
 
 // ---------------------------------------------------------------------------
@@ -337,11 +177,11 @@ export class GoogleDecoder implements WireDecoder {
 
   private response(response: unknown, out: ProviderChunk[]): void {
     if (!isRecord(response)) throw protocolError(GOOGLE, `an event is not a JSON object: ${JSON.stringify(response).slice(0, 80)}`)
-    if (response['error'] !== undefined) throw streamFailure(response['error'])
+    if (response['error'] !== undefined) throw googleStreamError(response['error'])
     if (!this.started) {
       this.started = true
-      this.responseId = str(response['responseId']) ?? ''
-      out.push({ type: 'messageStart', id: this.responseId, model: str(response['modelVersion']) ?? this.modelId })
+      this.responseId = stringOf(response['responseId']) ?? ''
+      out.push({ type: 'messageStart', id: this.responseId, model: stringOf(response['modelVersion']) ?? this.modelId })
     }
     const usage = googleUsage(response['usageMetadata'])
     if (usage !== undefined && (usage.promptKnown || usage.output > 0)) this.latest = usage
@@ -361,9 +201,9 @@ export class GoogleDecoder implements WireDecoder {
       for (const key of candidateMetadata) this.keepMetadata(`google.${key}`, candidate[key])
     }
 
-    const finishReason = str(candidate?.['finishReason'])
+    const finishReason = stringOf(candidate?.['finishReason'])
     const feedback = isRecord(response['promptFeedback']) ? response['promptFeedback'] : undefined
-    const blockReason = str(feedback?.['blockReason'])
+    const blockReason = stringOf(feedback?.['blockReason'])
     if (finishReason !== undefined) this.finish(finishReason, candidate!, out)
     else if (blockReason !== undefined && candidate === undefined) {
       this.closeCall(out)
@@ -382,7 +222,7 @@ export class GoogleDecoder implements WireDecoder {
 
   private part(part: unknown, out: ProviderChunk[]): void {
     if (!isRecord(part)) throw protocolError(GOOGLE, 'a content part is not an object')
-    const signature = str(part['thoughtSignature'])
+    const signature = stringOf(part['thoughtSignature'])
     const signed = signature !== undefined && signature !== ''
     if (isRecord(part['functionCall'])) {
       this.functionCall(part['functionCall'], signed ? signature : undefined, out)
@@ -396,7 +236,7 @@ export class GoogleDecoder implements WireDecoder {
       this.last = 'closed'
       return
     }
-    const text = str(part['text']) ?? ''
+    const text = stringOf(part['text']) ?? ''
     if (part['thought'] === true) {
       this.closeCall(out)
       if (text !== '') {
@@ -423,13 +263,13 @@ export class GoogleDecoder implements WireDecoder {
 
   private nextCallId(name: string, given: unknown): string {
     const n = this.calls++
-    const id = str(given)
+    const id = stringOf(given)
     if (id !== undefined && id !== '') return id
     return `${name}_${this.responseId === '' ? this.nonce : this.responseId}_${n}`
   }
 
   private functionCall(call: Json, signature: string | undefined, out: ProviderChunk[]): void {
-    const name = str(call['name']) ?? ''
+    const name = stringOf(call['name']) ?? ''
     const partials = Array.isArray(call['partialArgs']) ? call['partialArgs'] : undefined
     const continues = call['willContinue'] === true
     if (name !== '') {
@@ -479,7 +319,7 @@ export class GoogleDecoder implements WireDecoder {
   private finish(finishReason: string, candidate: Json, out: ProviderChunk[]): void {
     this.closeCall(out)
     const reason = googleStopReason(finishReason, this.calls > 0)
-    const finishMessage = str(candidate['finishMessage'])
+    const finishMessage = stringOf(candidate['finishMessage'])
     if (reason === 'error') {
       // The content and usage of this event still go out (the usage was billed); the error follows them.
       this.finalUsage(out)

@@ -13,7 +13,8 @@ import type { ModelSpec, ThinkingLevel } from '../types/model.js'
 import type { LlmRequest } from '../types/request.js'
 import type { ToolSchema } from '../types/tool.js'
 import { idSanitizer, prepareMessages } from './replay.js'
-import { isRecord, partExtensionPrefix, type Json } from './google-decoder.js'
+import { partExtensionPrefix } from './google-decoder.js'
+import { isRecord, type Json } from './json.js'
 
 /**
  * How thinking levels are requested. `budget`: `thinkingConfig.thinkingBudget`

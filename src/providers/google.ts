@@ -8,18 +8,20 @@
  * ```
  *
  * Request building is in `google-request.ts`, response decoding in
- * `google-decoder.ts`; this file is the wiring: URL, headers, errors. The
- * key travels only in the `x-goog-api-key` header, never in the URL (the
- * API also takes `?key=`, which would leak it into logs and error messages).
+ * `google-decoder.ts`, errors in `google-errors.ts`; this file is the
+ * wiring. The key travels only in the `x-goog-api-key` header, never in the
+ * URL (the API also takes `?key=`, which would leak it into logs and error
+ * messages).
  */
 import type { StreamFn } from '../types/request.js'
-import type { ProviderError } from '../types/provider-error.js'
-import { excerpt, httpError, parseJsonBody } from './errors.js'
 import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
-import { GOOGLE, GoogleDecoder, googleErrorKind, isRecord, readGoogleError } from './google-decoder.js'
+import { GoogleDecoder } from './google-decoder.js'
+import { GOOGLE, googleErrorFromBody } from './google-errors.js'
 import { googleRequestBody, type GoogleRequestSettings } from './google-request.js'
 
-export { GOOGLE, GoogleDecoder, googleErrorKind, googleStopReason, googleUsage, parseGoogleJsonPath, readGoogleError } from './google-decoder.js'
+export { GoogleDecoder, googleStopReason, googleUsage } from './google-decoder.js'
+export { GOOGLE, googleErrorFromBody, googleErrorKind, readGoogleError, type GoogleErrorInfo } from './google-errors.js'
+export { parseGoogleJsonPath } from './google-partial-args.js'
 export {
   googleRequestBody,
   googleContents,
@@ -58,32 +60,6 @@ export interface GoogleSettings extends ProviderSettings, GoogleRequestSettings 
   readonly schemaMode?: GoogleRequestSettings['schemaMode']
   /** Sent as `safetySettings` (e.g. `[{category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_NONE'}]`). */
   readonly safetySettings?: GoogleRequestSettings['safetySettings']
-}
-
-/**
- * Classifies an HTTP error response by its status and the body's
- * `{"error": {"code", "message", "status", "details"}}` (also inside a
- * one-element array): the RPC status names the kind (`RESOURCE_EXHAUSTED`
- * is `rateLimit`, `UNAVAILABLE` `overloaded`...), an invalid key is `auth`
- * even though Gemini answers it with 400, token-count phrasings are
- * `contextOverflow`, and a `google.rpc.RetryInfo` detail gives the delay
- * when no `Retry-After` header does.
- */
-export function googleErrorFromBody(status: number, headers: Headers, bodyText: string): ProviderError {
-  const json = parseJsonBody(bodyText)
-  const root = Array.isArray(json) ? json[0] : json
-  const info = isRecord(root) ? readGoogleError(root['error']) : undefined
-  const message = info?.message ?? (bodyText.trim() === '' ? `HTTP ${status}` : excerpt(bodyText))
-  const kind = info?.badKey === true ? 'auth' : googleErrorKind(info?.status)
-  return httpError({
-    provider: GOOGLE,
-    status,
-    headers,
-    message,
-    ...(info?.status === undefined ? {} : { code: info.status }),
-    ...(kind === undefined ? {} : { kind }),
-    ...(info?.retryAfterMs === undefined ? {} : { bodyRetryAfterMs: info.retryAfterMs }),
-  })
 }
 
 /** The model's path segment: `models/{id}` (an id given as `models/…` or `tunedModels/…` is used as is). */

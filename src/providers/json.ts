@@ -6,6 +6,9 @@ export type Json = Record<string, unknown>
 /** Whether `value` is a JSON object (not an array, not null). */
 export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
 
+/** `value` if it is a string. */
+export const stringOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined)
+
 /** `o[key]` if it is an object. */
 export const recordAt = (o: Json | undefined, key: string): Json | undefined => {
   const v = o?.[key]
