@@ -8,10 +8,10 @@
  * ```
  *
  * Request building is in `google-request.ts`, response decoding in
- * `google-decoder.ts`, errors in `google-errors.ts`; this file is the
- * wiring. The key travels only in the `x-goog-api-key` header, never in the
- * URL (the API also takes `?key=`, which would leak it into logs and error
- * messages).
+ * `google-decoder.ts`, errors in `google-errors.ts`, tool schemas in
+ * `google-schema.ts`; this file is the wiring. The key travels only in the
+ * `x-goog-api-key` header, never in the URL (the API also takes `?key=`,
+ * which would leak it into logs and error messages).
  */
 import type { StreamFn } from '../types/request.js'
 import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
@@ -22,11 +22,11 @@ import { googleRequestBody, type GoogleRequestSettings } from './google-request.
 export { GoogleDecoder, googleStopReason, googleUsage } from './google-decoder.js'
 export { GOOGLE, googleErrorFromBody, googleErrorKind, readGoogleError, type GoogleErrorInfo } from './google-errors.js'
 export { parseGoogleJsonPath } from './google-partial-args.js'
+export { geminiSchema } from './google-schema.js'
 export {
   googleRequestBody,
   googleContents,
   googleThinkingConfig,
-  geminiSchema,
   isGemini3,
   sameGeminiModel,
   normalizeGoogleToolCallId,
