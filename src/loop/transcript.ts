@@ -17,7 +17,6 @@ export function agentResult(): OperatorFunction<AgentEvent, AgentResult> {
     )
 }
 
-
 /**
  * The transcript a run's events describe, valid even when the events were
  * cut off by an unsubscribe: an assistant message still streaming is kept as

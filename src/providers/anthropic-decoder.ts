@@ -30,7 +30,6 @@ export { isRecord, type Json } from './json.js'
 /** The provider name this adapter reports in errors and messages. */
 export const ANTHROPIC = 'anthropic'
 
-
 /**
  * Anthropic error types → kinds. `invalid_request_error` is checked for
  * context-overflow phrasing by the shared classifier.

@@ -28,7 +28,6 @@ import type { ProviderError } from '../types/provider-error.js'
 import { openaiCompat, type Compat } from './openai-chat-request.js'
 import { countAt, isRecord, recordAt, stringAt, type Json } from './json.js'
 
-
 /** `finish_reason` → chunk stop reason. `function_call` is the legacy name of `tool_calls`. */
 const finishReasons: Readonly<Record<string, ChunkStopReason>> = {
   stop: 'endTurn',

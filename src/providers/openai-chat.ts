@@ -54,7 +54,6 @@ export interface OpenAIChatSettings extends ProviderSettings, OpenAIChatRequestS
   readonly strictTools?: boolean
 }
 
-
 /** The base URL without trailing slashes. */
 const trimUrl = (url: string): string => url.replace(/\/+$/, '')
 

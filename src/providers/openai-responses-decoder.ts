@@ -46,7 +46,6 @@ export const OPENAI = 'openai'
 /** Type name of the extension chunk closing each message item. */
 export const MESSAGE_MARKER = 'openai.message'
 
-
 /** The error object of an `error` event: flat (`{type:'error', code, message}`) or nested under `error`. */
 function errorOf(json: Json): { code?: string; message: string } {
   const inner = recordAt(json, 'error') ?? json

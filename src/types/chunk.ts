@@ -26,8 +26,6 @@ export const ChunkStopReason = t.keyof(
 )
 export type ChunkStopReason = t.TypeOf<typeof ChunkStopReason>
 
-
-
 export const MessageStartChunk = t.type({ type: t.literal('messageStart'), id: t.string, model: t.string }, 'MessageStartChunk')
 export const TextDeltaChunk = t.type({ type: t.literal('textDelta'), text: t.string }, 'TextDeltaChunk')
 export const ThinkingDeltaChunk = t.type({ type: t.literal('thinkingDelta'), text: t.string }, 'ThinkingDeltaChunk')
