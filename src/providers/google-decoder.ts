@@ -146,7 +146,8 @@ export class GoogleDecoder implements WireDecoder {
   private started = false
   private stopped = false
   /** The latest finish reason and its candidate: the stop is emitted at the end of the body. */
-  private finishing: { readonly reason: string; readonly candidate: Json } | undefined
+  private finishReason: string | undefined
+  private finishCandidate: Json | undefined
   private responseId = ''
   private calls = 0
   private open: StreamingCall | undefined
@@ -178,12 +179,11 @@ export class GoogleDecoder implements WireDecoder {
   end(): ProviderChunk[] {
     if (this.failure !== undefined) throw this.failure
     if (this.stopped) return []
-    const finishing = this.finishing
-    if (finishing === undefined) {
+    if (this.finishReason === undefined || this.finishCandidate === undefined) {
       throw truncatedError(GOOGLE, this.started ? 'the stream ended before a finish reason arrived' : 'the response body held no events')
     }
     const out: ProviderChunk[] = []
-    this.finish(finishing.reason, finishing.candidate, out)
+    this.finish(this.finishReason, this.finishCandidate, out)
     return out
   }
 
@@ -220,7 +220,8 @@ export class GoogleDecoder implements WireDecoder {
     if (finishReason !== undefined) {
       if (failedReasons.has(finishReason)) this.finish(finishReason, candidate!, out)
       else {
-        this.finishing = { reason: finishReason, candidate: candidate! }
+        this.finishReason = finishReason
+        this.finishCandidate = candidate
         this.earlyUsage(out)
       }
     } else if (blockReason !== undefined && candidate === undefined) {

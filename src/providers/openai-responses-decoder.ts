@@ -165,6 +165,8 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   private calledTools = false
   private refused = false
   private readonly items = new Map<string, ItemState>()
+  /** The key of each output index (`#i`). */
+  private readonly indexKeys: string[] = []
   /** item id → item key, for events that carry an `item_id` but no `output_index`. */
   private readonly byId = new Map<string, string>()
   /** Tool names the request defines: a tool of the user's own named `parallel` is never unwrapped. */
@@ -273,7 +275,8 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   private keyOf(json: Json, itemId: string | undefined = stringAt(json, 'item_id')): string | undefined {
     const index = countAt(json, 'output_index')
     if (index !== undefined) {
-      const key = `#${index}`
+      // Built once per index: no new string per delta.
+      const key = (this.indexKeys[index] ??= `#${index}`)
       if (itemId !== undefined && !this.byId.has(itemId)) this.byId.set(itemId, key)
       return key
     }
