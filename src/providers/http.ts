@@ -3,6 +3,9 @@
  * chunks. The request starts on subscribe; unsubscribing aborts it at any
  * moment (before the response, or while the body is read). Timeouts run on
  * an injected scheduler, so tests can make them virtual.
+ *
+ * The body is serialized before anything is sent: a body that cannot be
+ * serialized is the request's fault, not the network's.
  */
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import { ProviderError } from '../types/provider-error.js'
@@ -39,9 +42,30 @@ export function networkError(provider: string, error: unknown, phase: string): P
 }
 
 /**
+ * The request body as JSON text, or the `invalidRequest` error saying why it
+ * cannot be (a value nested deeper than the stack, a cycle, a `BigInt`).
+ * Never retried: the same transcript fails the same way.
+ */
+export function serializeBody(provider: string, body: unknown): string | ProviderError {
+  try {
+    return JSON.stringify(body)
+  } catch (error) {
+    return unserializableError(provider, error)
+  }
+}
+
+/** The `invalidRequest` error of a request that could not be serialized (or built). */
+export function unserializableError(provider: string, error: unknown): ProviderError {
+  const message = error instanceof Error ? error.message : String(error)
+  const why = error instanceof RangeError ? `a value is nested too deep (${message})` : message
+  return ProviderError.of('invalidRequest', provider, `${provider}: the request body could not be serialized: ${why}`, { retryable: false })
+}
+
+/**
  * POSTs `request` and emits the response body's chunks. A non-2xx status
- * errors with `classify`'s error; network failures and timeouts error with a
- * `ProviderError` of kind `network` or `timeout`.
+ * errors with `classify`'s error; a body that cannot be serialized, network
+ * failures and timeouts error with a `ProviderError` of kind
+ * `invalidRequest`, `network` or `timeout`.
  */
 export function httpBody(provider: string, request: HttpRequest, classify: HttpErrorClassifier, options: TransportOptions = {}): Observable<Uint8Array> {
   const fetchFn = options.fetch ?? globalThis.fetch
@@ -49,6 +73,12 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
   const connectMs = options.connectTimeoutMs ?? 60_000
   const idleMs = options.idleTimeoutMs ?? 120_000
   return new Observable<Uint8Array>((subscriber) => {
+    // Before anything is sent, and outside the network-error path below.
+    const body = serializeBody(provider, request.body)
+    if (typeof body !== 'string') {
+      subscriber.error(body)
+      return
+    }
     const controller = new AbortController()
     let done = false
     let timer: Subscription | undefined
@@ -71,7 +101,7 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
         response = await fetchFn(request.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...request.headers },
-          body: JSON.stringify(request.body),
+          body,
           signal: controller.signal,
         })
       } catch (error) {

@@ -7,7 +7,7 @@ import { defer, Observable, throwError } from 'rxjs'
 import type { ProviderChunk } from '../types/chunk.js'
 import type { LlmRequest, StreamFn } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
-import { httpBody, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
+import { httpBody, unserializableError, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
 import { SseDecoder, type SseEvent } from './sse.js'
 
 /** Settings every provider takes. */
@@ -121,7 +121,9 @@ export function decodeWire(decoder: WireDecoder, parts: readonly (Uint8Array | s
  * A `StreamFn` for `protocol`: the HTTP request starts on subscribe, chunks
  * stream as bytes arrive, unsubscribing aborts it. Failures error the
  * Observable with a classified `ProviderError` (the loop turns it into an
- * assistant message with stopReason `error`, after any retries).
+ * assistant message with stopReason `error`, after any retries). A
+ * transcript nested too deep to build or serialize is a non-retryable
+ * `invalidRequest`.
  */
 export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>, settings: S): StreamFn {
   return (request) =>
@@ -131,7 +133,14 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
         const where = protocol.apiKeyEnv.length === 0 ? '' : ` or set ${protocol.apiKeyEnv.join(' or ')}`
         return throwError(() => ProviderError.of('auth', protocol.provider, `${protocol.provider}: no API key (pass \`apiKey\`${where})`))
       }
-      const http = protocol.buildRequest(request, settings, apiKey)
+      let http: HttpRequest
+      try {
+        http = protocol.buildRequest(request, settings, apiKey)
+      } catch (error) {
+        // A builder's own JSON.stringify (tool arguments) overflowing the stack.
+        if (error instanceof RangeError) return throwError(() => unserializableError(protocol.provider, error))
+        throw error
+      }
       const headers = settings.headers === undefined ? http : { ...http, headers: { ...http.headers, ...settings.headers } }
       return new Observable<ProviderChunk>((subscriber) => {
         const reader = new WireReader(protocol.decoder(request))
