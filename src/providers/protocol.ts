@@ -8,6 +8,7 @@ import type { ProviderChunk } from '../types/chunk.js'
 import type { LlmRequest, StreamFn } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
 import { httpBody, unserializableError, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
+import { redactError, secretsOf } from './redact.js'
 import { SseDecoder, type SseEvent } from './sse.js'
 
 /** Settings every provider takes. */
@@ -121,9 +122,9 @@ export function decodeWire(decoder: WireDecoder, parts: readonly (Uint8Array | s
  * A `StreamFn` for `protocol`: the HTTP request starts on subscribe, chunks
  * stream as bytes arrive, unsubscribing aborts it. Failures error the
  * Observable with a classified `ProviderError` (the loop turns it into an
- * assistant message with stopReason `error`, after any retries). A
- * transcript nested too deep to build or serialize is a non-retryable
- * `invalidRequest`.
+ * assistant message with stopReason `error`, after any retries), with the
+ * request's secrets redacted (see `redact.ts`). A transcript nested too deep
+ * to build or serialize is a non-retryable `invalidRequest`.
  */
 export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>, settings: S): StreamFn {
   return (request) =>
@@ -142,6 +143,7 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
         throw error
       }
       const headers = settings.headers === undefined ? http : { ...http, headers: { ...http.headers, ...settings.headers } }
+      const secrets = secretsOf(apiKey, headers)
       return new Observable<ProviderChunk>((subscriber) => {
         const reader = new WireReader(protocol.decoder(request))
         // Chunks decoded before a failure are emitted first: the partial answer keeps them.
@@ -151,14 +153,14 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
             subscriber.next(chunk)
           }
           if (reader.failure !== undefined) {
-            subscriber.error(reader.failure)
+            subscriber.error(redactError(reader.failure, secrets))
             return false
           }
           return true
         }
         return httpBody(protocol.provider, headers, protocol.httpError, settings).subscribe({
           next: (bytes) => void emit(() => reader.push(bytes)),
-          error: (error: unknown) => subscriber.error(error),
+          error: (error: unknown) => subscriber.error(redactError(error, secrets)),
           complete: () => {
             if (emit(() => reader.end())) subscriber.complete()
           },

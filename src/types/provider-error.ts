@@ -43,7 +43,7 @@ export const ProviderErrorInfo = struct(
     kind: ProviderErrorKind,
     /** Whether trying the same request again may succeed. */
     retryable: t.boolean,
-    /** Human-readable, without secrets. */
+    /** Human-readable, without secrets (the request's key and auth values are redacted). */
     message: t.string,
     /** Which provider said it (e.g. `anthropic`). */
     provider: t.string,

@@ -7,15 +7,16 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { lastValueFrom, toArray, type Observable } from 'rxjs'
-import { agentLoopContinue } from '../../src/loop/agent-loop.js'
-import { anthropic, google, openaiChat, openaiResponses } from '../../src/providers/index.js'
+import { agentLoop, agentLoopContinue } from '../../src/loop/agent-loop.js'
+import { anthropic, google, openaiChat, openaiCompatible, openaiResponses } from '../../src/providers/index.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import type { AgentEvent } from '../../src/types/event.js'
 import { assistantMessage, userMessage, type AssistantMessage, type LlmMessage } from '../../src/types/message.js'
 import { modelSpec } from '../../src/types/model.js'
 import { ProviderError } from '../../src/types/provider-error.js'
 import type { LlmRequest, StreamFn } from '../../src/types/request.js'
-import { startReplayServer, type ReplayServer, type ScriptedHttpResponse } from './replay-server.js'
+import { redactText, secretsOf } from '../../src/providers/redact.js'
+import { sseBody, startReplayServer, type ReplayServer, type ScriptedHttpResponse } from './replay-server.js'
 
 const KEY = 'sk-hostile-secret-0123456789abcdef'
 
@@ -82,5 +83,86 @@ describe('hostile transcript: a request body that cannot be serialized', () => {
     expect(lastAssistant(events)).toMatchObject({ stopReason: 'error', errorKind: 'invalidRequest' })
     expect(events.some((e) => e.type === 'streamRetry')).toBe(false)
     expect(s.requests).toHaveLength(0)
+  })
+})
+
+describe('hostile server: a key echoed back is redacted', () => {
+  const echo = (status: number, body: unknown): ScriptedHttpResponse => ({
+    status,
+    headers: { 'content-type': 'application/json' },
+    chunks: [typeof body === 'string' ? body : JSON.stringify(body)],
+  })
+  const anthropicError = { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key: ${KEY}` } }
+  const openaiError = { error: { type: 'invalid_request_error', code: 'invalid_api_key', message: `Incorrect API key provided: ${KEY}.` } }
+  const googleError = { error: { code: 400, status: 'INVALID_ARGUMENT', message: `API key not valid: ${KEY}` } }
+
+  const cases: readonly [string, (baseUrl: string) => StreamFn, ScriptedHttpResponse, string][] = [
+    ['anthropic x-api-key, in an HTTP error body', (baseUrl) => anthropic({ baseUrl, apiKey: KEY }), echo(401, anthropicError), 'anthropic'],
+    ['openai Bearer, in an HTTP error body', (baseUrl) => openaiChat({ baseUrl, apiKey: KEY }), echo(401, openaiError), 'openai'],
+    ['google x-goog-api-key, in an HTTP error body', (baseUrl) => google({ baseUrl, apiKey: KEY }), echo(400, googleError), 'google'],
+    [
+      'an api-key header (Azure style), in a non-JSON body',
+      (baseUrl) => openaiCompatible({ baseUrl, headers: { 'api-key': KEY } }),
+      echo(500, `upstream rejected api-key=${KEY}`),
+      'openai-compatible',
+    ],
+    [
+      'a key= query parameter, in an HTTP error body',
+      (baseUrl) => openaiCompatible({ baseUrl: `${baseUrl}/v1?key=${KEY}` }),
+      echo(403, { error: { message: `forbidden for /v1/chat/completions?key=${KEY}` } }),
+      'openai-compatible',
+    ],
+    [
+      'anthropic, in an in-stream error event',
+      (baseUrl) => anthropic({ baseUrl, apiKey: KEY }),
+      {
+        chunks: [
+          sseBody([
+            { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 1, output_tokens: 0 } } } },
+            { event: 'error', data: { type: 'error', error: { type: 'api_error', message: `key ${KEY} is suspended` } } },
+          ]),
+        ],
+      },
+      'anthropic',
+    ],
+    [
+      'a key cut in half by a quoted excerpt',
+      (baseUrl) => anthropic({ baseUrl, apiKey: KEY }),
+      echo(502, `<html>${'x'.repeat(280)} ${KEY}</html>`),
+      'anthropic',
+    ],
+  ]
+
+  for (const [name, make, response, provider] of cases) {
+    it(name, async () => {
+      const s = await serve([response])
+      const streamFn = make(s.url)
+      const events = await lastValueFrom(agentLoop(userMessage('hi'), { systemPrompt: 'sys', messages: [], tools: [] }, { model: modelSpec(provider, 'm'), streamFn, retry: false }).pipe(toArray()))
+      const message = lastAssistant(events)
+      expect(message.stopReason).toBe('error')
+      expect(message.errorMessage).toContain('[redacted]')
+      // Not the key, nor a recognizable piece of it, anywhere in what the run emitted.
+      const all = JSON.stringify(events)
+      expect(all).not.toContain(KEY)
+      expect(all).not.toContain(KEY.slice(0, 12))
+      const error = await failure(streamFn(request([userMessage('hi')], provider)))
+      expect(JSON.stringify((error as ProviderError).info)).not.toContain(KEY.slice(0, 12))
+      expect((error as Error).message).not.toContain(KEY.slice(0, 12))
+      expect((error as Error).stack ?? '').not.toContain(KEY.slice(0, 12))
+    })
+  }
+})
+
+describe('secrets of a request', () => {
+  it('the key, credential headers (the token after a scheme too), key-like query parameters; short placeholders are left alone', () => {
+    const secrets = secretsOf('sk-resolved-key-0001', {
+      url: 'https://gw.example/v1?key=query-key-0002&alt=sse',
+      headers: { Authorization: 'Bearer bearer-token-0003', 'X-Api-Key': 'header-key-0004', 'api-key': 'EMPTY', accept: 'text/event-stream-0005' },
+      body: {},
+    })
+    expect([...secrets].sort()).toEqual(['Bearer bearer-token-0003', 'Bearer%20bearer-token-0003', 'bearer-token-0003', 'header-key-0004', 'query-key-0002', 'sk-resolved-key-0001'])
+    expect(redactText('bad key sk-resolved-key-0001; token bearer-token-0003; EMPTY; cut: sk-resolved-k…', secrets)).toBe(
+      'bad key [redacted]; token [redacted]; EMPTY; cut: [redacted]…',
+    )
   })
 })
