@@ -4,8 +4,9 @@
  * moment (before the response, or while the body is read). Timeouts run on
  * an injected scheduler, so tests can make them virtual.
  *
- * The body is serialized before anything is sent: a body that cannot be
- * serialized is the request's fault, not the network's.
+ * Nothing a server sends is trusted: the body is serialized before anything
+ * is sent (a body that cannot be serialized is the request's fault, not the
+ * network's), and the whole call has a deadline.
  */
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import { ProviderError } from '../types/provider-error.js'
@@ -24,11 +25,37 @@ export interface TransportOptions {
   readonly fetch?: typeof globalThis.fetch
   /** Time allowed until the response headers arrive (default 60,000 ms). */
   readonly connectTimeoutMs?: number
-  /** Longest silence allowed between two body chunks (default 120,000 ms). */
+  /**
+   * Longest silence allowed between two body chunks (default 120,000 ms).
+   * Any bytes count, keep-alive pings included: this catches a dead
+   * connection; a server that pings forever is ended by `totalTimeoutMs`.
+   */
   readonly idleTimeoutMs?: number
+  /**
+   * Time allowed for the whole call, from sending the request to the end of
+   * the body (default 1,800,000 ms: 30 minutes, since a long answer at a slow
+   * model's pace legitimately takes more than 10). When it fires, the call
+   * fails with a `timeout` error that is not retried. `Infinity` turns it off.
+   */
+  readonly totalTimeoutMs?: number
+  /**
+   * The largest server-sent event accepted, in characters of the decoded text
+   * (≈ bytes for the ASCII JSON providers send; default 16 MiB). A larger
+   * one — or an endless line — fails the call with a `protocol` error, and
+   * the body is not read further.
+   */
+  readonly maxEventSize?: number
   /** Where the timeouts run (default `asyncScheduler`). */
   readonly scheduler?: SchedulerLike
 }
+
+/** The defaults of {@link TransportOptions}. */
+export const transportDefaults = {
+  connectTimeoutMs: 60_000,
+  idleTimeoutMs: 120_000,
+  totalTimeoutMs: 1_800_000,
+  maxEventSize: 16 * 1024 * 1024,
+} as const
 
 /** Turns a non-2xx response into a classified error. */
 export type HttpErrorClassifier = (status: number, headers: Headers, body: string) => ProviderError
@@ -70,8 +97,9 @@ export function unserializableError(provider: string, error: unknown): ProviderE
 export function httpBody(provider: string, request: HttpRequest, classify: HttpErrorClassifier, options: TransportOptions = {}): Observable<Uint8Array> {
   const fetchFn = options.fetch ?? globalThis.fetch
   const scheduler = options.scheduler ?? asyncScheduler
-  const connectMs = options.connectTimeoutMs ?? 60_000
-  const idleMs = options.idleTimeoutMs ?? 120_000
+  const connectMs = options.connectTimeoutMs ?? transportDefaults.connectTimeoutMs
+  const idleMs = options.idleTimeoutMs ?? transportDefaults.idleTimeoutMs
+  const totalMs = options.totalTimeoutMs ?? transportDefaults.totalTimeoutMs
   return new Observable<Uint8Array>((subscriber) => {
     // Before anything is sent, and outside the network-error path below.
     const body = serializeBody(provider, request.body)
@@ -82,16 +110,27 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
     const controller = new AbortController()
     let done = false
     let timer: Subscription | undefined
+    let deadline: Subscription | undefined
+    const stopTimers = (): void => {
+      timer?.unsubscribe()
+      deadline?.unsubscribe()
+    }
     const fail = (error: ProviderError): void => {
       if (done) return
       done = true
-      timer?.unsubscribe()
+      stopTimers()
       controller.abort()
       subscriber.error(error)
     }
     const arm = (ms: number, what: string): void => {
       timer?.unsubscribe()
       timer = scheduler.schedule(() => fail(ProviderError.of('timeout', provider, `${provider}: ${what} within ${ms} ms`)), ms)
+    }
+    if (Number.isFinite(totalMs)) {
+      deadline = scheduler.schedule(
+        () => fail(ProviderError.of('timeout', provider, `${provider}: the response did not finish within ${totalMs} ms (totalTimeoutMs)`, { retryable: false })),
+        totalMs,
+      )
     }
 
     const run = async (): Promise<void> => {
@@ -134,7 +173,7 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
         if (done) return
         if (chunk.done) {
           done = true
-          timer?.unsubscribe()
+          stopTimers()
           subscriber.complete()
           return
         }
@@ -147,7 +186,7 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
     return () => {
       if (done) return
       done = true
-      timer?.unsubscribe()
+      stopTimers()
       controller.abort()
     }
   })

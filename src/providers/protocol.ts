@@ -7,9 +7,9 @@ import { defer, Observable, throwError } from 'rxjs'
 import type { ProviderChunk } from '../types/chunk.js'
 import type { LlmRequest, StreamFn } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
-import { httpBody, unserializableError, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
+import { httpBody, transportDefaults, unserializableError, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
 import { redactError, secretsOf } from './redact.js'
-import { SseDecoder, type SseEvent } from './sse.js'
+import { SseDecoder, type SseDecoderOptions, type SseEvent } from './sse.js'
 
 /** Settings every provider takes. */
 export interface ProviderSettings extends TransportOptions {
@@ -67,17 +67,24 @@ export function resolveApiKey(protocol: WireProtocol<never>, settings: ProviderS
  * `failure`, to be raised after they are emitted.
  */
 export class WireReader {
-  private readonly sse = new SseDecoder()
-  /** The first error the decoder raised; nothing is decoded after it. */
+  private readonly sse: SseDecoder
+  /** The first error the decoder raised (or an oversized event); nothing is decoded after it. */
   failure: unknown = undefined
   private failed = false
-  constructor(private readonly decoder: WireDecoder) {}
+  /** `sse` bounds the events buffered (default: `maxEventSize` of {@link transportDefaults}). */
+  constructor(
+    private readonly decoder: WireDecoder,
+    sse: SseDecoderOptions = {},
+  ) {
+    this.sse = new SseDecoder({ maxEventSize: transportDefaults.maxEventSize, ...sse })
+  }
 
   push(bytes: Uint8Array | string): ProviderChunk[] {
     const out: ProviderChunk[] = []
     if (this.failed) return out
     try {
       for (const event of this.sse.push(bytes)) for (const chunk of this.decoder.event(event)) out.push(chunk)
+      if (this.sse.error !== undefined) this.fail(this.sse.error)
     } catch (error) {
       this.fail(error)
     }
@@ -89,6 +96,10 @@ export class WireReader {
     if (this.failed) return out
     try {
       for (const event of this.sse.end()) for (const chunk of this.decoder.event(event)) out.push(chunk)
+      if (this.sse.error !== undefined) {
+        this.fail(this.sse.error)
+        return out
+      }
       for (const chunk of this.decoder.end()) out.push(chunk)
     } catch (error) {
       this.fail(error)
@@ -145,7 +156,10 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
       const headers = settings.headers === undefined ? http : { ...http, headers: { ...http.headers, ...settings.headers } }
       const secrets = secretsOf(apiKey, headers)
       return new Observable<ProviderChunk>((subscriber) => {
-        const reader = new WireReader(protocol.decoder(request))
+        const reader = new WireReader(protocol.decoder(request), {
+          provider: protocol.provider,
+          ...(settings.maxEventSize === undefined ? {} : { maxEventSize: settings.maxEventSize }),
+        })
         // Chunks decoded before a failure are emitted first: the partial answer keeps them.
         const emit = (read: () => ProviderChunk[]): boolean => {
           for (const chunk of read()) {

@@ -6,7 +6,7 @@
  * secret in anything the run emits and no socket left open.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { lastValueFrom, toArray, type Observable } from 'rxjs'
+import { lastValueFrom, toArray, VirtualTimeScheduler, type Observable } from 'rxjs'
 import { agentLoop, agentLoopContinue } from '../../src/loop/agent-loop.js'
 import { anthropic, google, openaiChat, openaiCompatible, openaiResponses } from '../../src/providers/index.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
@@ -37,6 +37,16 @@ const failure = (stream: Observable<ProviderChunk>): Promise<unknown> => lastVal
   () => new Error('the stream completed'),
   (e: unknown) => e,
 )
+
+/** Waits (real time, polling) until `ready()`; fails the test after ~10 s. */
+async function until(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !ready(); i++) await new Promise((r) => setTimeout(r, 10))
+  expect(ready()).toBe(true)
+}
+
+async function noOpenResponses(s: ReplayServer): Promise<void> {
+  await until(() => s.inFlight() === 0)
+}
 
 const lastAssistant = (events: readonly AgentEvent[]): AssistantMessage =>
   ([...events].reverse().find((e) => e.type === 'messageEnd' && e.message.role === 'assistant') as { message: AssistantMessage }).message
@@ -151,6 +161,48 @@ describe('hostile server: a key echoed back is redacted', () => {
       expect((error as Error).stack ?? '').not.toContain(KEY.slice(0, 12))
     })
   }
+})
+
+describe('hostile server: streams that never end', () => {
+  const messageStart = sseBody([
+    { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], usage: { input_tokens: 1, output_tokens: 0 } } } },
+  ])
+
+  it('keep-alive pings forever: the total timeout ends the call (timeout, not retried)', async () => {
+    const s = await serve([{ chunks: [messageStart], endless: 'event: ping\ndata: {"type": "ping"}\n\n', gapMs: 5 }])
+    // Virtual time: the pings arrive in real time, the clock moves only when flushed.
+    const scheduler = new VirtualTimeScheduler()
+    const streamFn = anthropic({ baseUrl: s.url, apiKey: KEY, scheduler, idleTimeoutMs: 3_600_000, totalTimeoutMs: 600_000 })
+    const chunks: ProviderChunk[] = []
+    let error: unknown
+    const sub = streamFn(request([userMessage('hi')])).subscribe({ next: (c) => chunks.push(c), error: (e: unknown) => (error = e) })
+    await until(() => chunks.length > 0 && s.writes() > 10)
+    expect(error).toBeUndefined()
+    scheduler.flush()
+    await until(() => error !== undefined)
+    expect(error).toBeInstanceOf(ProviderError)
+    expect((error as ProviderError).info).toMatchObject({ kind: 'timeout', retryable: false })
+    expect((error as ProviderError).message).toContain('did not finish within 600000 ms')
+    sub.unsubscribe()
+    await noOpenResponses(s)
+    expect(s.clientAborts).toBe(1)
+  })
+
+  it('one endless line: the maximum event size ends the call (protocol, not retried) and the client stops reading', async () => {
+    const line = 'x'.repeat(64 * 1024)
+    // 1 MB without a newline after a valid first event, then the server holds the connection open.
+    const s = await serve([{ chunks: [messageStart, 'data: ', ...Array.from({ length: 16 }, () => line)], stallAfter: 18 }])
+    const streamFn = anthropic({ baseUrl: s.url, apiKey: KEY, maxEventSize: 64 * 1024, idleTimeoutMs: 2000 })
+    const events = await lastValueFrom(
+      agentLoop(userMessage('hi'), { systemPrompt: 'sys', messages: [], tools: [] }, { model: modelSpec('anthropic', 'm'), streamFn, retry: { baseDelayMs: 1 } }).pipe(toArray()),
+    )
+    const message = lastAssistant(events)
+    expect(message).toMatchObject({ stopReason: 'error', errorKind: 'protocol' })
+    expect(message.errorMessage).toContain('an event exceeds the maximum size of 65536 characters')
+    expect(events.some((e) => e.type === 'streamRetry')).toBe(false)
+    await noOpenResponses(s)
+    expect(s.clientAborts).toBe(1)
+  })
 })
 
 describe('secrets of a request', () => {
