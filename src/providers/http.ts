@@ -6,10 +6,12 @@
  *
  * Nothing a server sends is trusted: the body is serialized before anything
  * is sent (a body that cannot be serialized is the request's fault, not the
- * network's), and the whole call has a deadline.
+ * network's), the whole call has a deadline, an error body is read only up
+ * to a bound, and a `200` that is not an event stream is an error.
  */
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import { ProviderError } from '../types/provider-error.js'
+import { excerpt } from './errors.js'
 
 /** One HTTP request, ready to send. */
 export interface HttpRequest {
@@ -60,6 +62,11 @@ export const transportDefaults = {
 /** Turns a non-2xx response into a classified error. */
 export type HttpErrorClassifier = (status: number, headers: Headers, body: string) => ProviderError
 
+/** The most of an error body read to classify it; the rest is not read. */
+const maxErrorBodyChars = 256 * 1024
+/** How much of a body that is not an event stream an error quotes. */
+const quotedChars = 200
+
 /** A network failure in words, without the request (its URL or headers may hold a key). */
 export function networkError(provider: string, error: unknown, phase: string): ProviderError {
   const cause = (error as { cause?: { code?: unknown; message?: unknown } } | undefined)?.cause
@@ -88,11 +95,32 @@ export function unserializableError(provider: string, error: unknown): ProviderE
   return ProviderError.of('invalidRequest', provider, `${provider}: the request body could not be serialized: ${why}`, { retryable: false })
 }
 
+/** Whether a `content-type` names an event stream (a missing one is given the benefit of the doubt). */
+const isEventStream = (type: string | null): boolean => type === null || type.split(';')[0]!.trim().toLowerCase() === 'text/event-stream'
+
+/** Up to `max` characters of a body, then stops reading (the rest may never end). */
+async function readStart(body: ReadableStream<Uint8Array>, max: number): Promise<string> {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  try {
+    while (text.length < max) {
+      const { done, value } = await reader.read()
+      if (done) return text + decoder.decode()
+      text += decoder.decode(value, { stream: true })
+    }
+    return text.slice(0, max)
+  } finally {
+    void reader.cancel().catch(() => undefined)
+  }
+}
+
 /**
  * POSTs `request` and emits the response body's chunks. A non-2xx status
- * errors with `classify`'s error; a body that cannot be serialized, network
- * failures and timeouts error with a `ProviderError` of kind
- * `invalidRequest`, `network` or `timeout`.
+ * errors with `classify`'s error; a `200` that is not an event stream, a
+ * body that cannot be serialized, network failures and timeouts error with
+ * a `ProviderError` of kind `protocol`, `invalidRequest`, `network` or
+ * `timeout`.
  */
 export function httpBody(provider: string, request: HttpRequest, classify: HttpErrorClassifier, options: TransportOptions = {}): Observable<Uint8Array> {
   const fetchFn = options.fetch ?? globalThis.fetch
@@ -151,11 +179,28 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
       if (!response.ok || response.body === null) {
         let text = ''
         try {
-          text = await response.text()
+          if (response.body !== null) text = await readStart(response.body, maxErrorBodyChars)
         } catch {
           // The status alone still classifies the error.
         }
         fail(classify(response.status, response.headers, text))
+        return
+      }
+      const type = response.headers.get('content-type')
+      if (!isEventStream(type)) {
+        let text = ''
+        try {
+          text = await readStart(response.body, quotedChars + 1)
+        } catch {
+          // The status and type alone say enough.
+        }
+        const quote = excerpt(text, quotedChars)
+        fail(
+          ProviderError.of('protocol', provider, `${provider}: expected an event stream (text/event-stream), got HTTP ${response.status} ${type}${quote === '' ? '' : `: ${quote}`}`, {
+            status: response.status,
+            retryable: false,
+          }),
+        )
         return
       }
       const reader = response.body.getReader()

@@ -205,6 +205,50 @@ describe('hostile server: streams that never end', () => {
   })
 })
 
+describe('hostile server: a 200 that is not an event stream', () => {
+  const page = `<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1><p>The proxy could not reach the upstream for key ${KEY}.</p>${'<p>padding</p>'.repeat(50)}</body></html>`
+
+  it('an HTML page: a non-retryable error quoting the start of the body, redacted', async () => {
+    const s = await serve([{ headers: { 'content-type': 'text/html; charset=utf-8' }, chunks: [page] }])
+    const streamFn = anthropic({ baseUrl: s.url, apiKey: KEY })
+    const events = await lastValueFrom(
+      agentLoop(userMessage('hi'), { systemPrompt: 'sys', messages: [], tools: [] }, { model: modelSpec('anthropic', 'm'), streamFn, retry: { baseDelayMs: 1 } }).pipe(toArray()),
+    )
+    const message = lastAssistant(events)
+    expect(message).toMatchObject({ stopReason: 'error', errorKind: 'protocol' })
+    expect(message.errorMessage).toContain('expected an event stream (text/event-stream), got HTTP 200 text/html; charset=utf-8')
+    expect(message.errorMessage).toContain('<!DOCTYPE html><html><head><title>502 Bad Gateway</title>')
+    expect(message.errorMessage).not.toContain('padding</p><p>padding</p><p>padding</p><p>padding</p><p>padding</p><p>padding</p><p>padding</p><p>padding</p><p>padding</p><p>padding</p><p>padding')
+    expect(JSON.stringify(events)).not.toContain(KEY.slice(0, 12))
+    expect(events.some((e) => e.type === 'streamRetry')).toBe(false)
+    expect(s.requests).toHaveLength(1)
+    await noOpenResponses(s)
+  })
+
+  it('a JSON body: the same, for every adapter', async () => {
+    const body = JSON.stringify({ error: { message: 'gateway: upstream quota exhausted' } })
+    for (const [name, make] of adapters) {
+      const s = await serve([{ headers: { 'content-type': 'application/json' }, chunks: [body] }])
+      const error = await failure(make(s.url)(request([userMessage('hi')], name)))
+      expect((error as ProviderError).info).toMatchObject({ kind: 'protocol', retryable: false, status: 200 })
+      expect((error as ProviderError).message).toContain('got HTTP 200 application/json: {"error":{"message":"gateway: upstream quota exhausted"}}')
+      await server!.close()
+      server = undefined
+    }
+  })
+})
+
+describe('hostile server: an endless error body', () => {
+  it('is read only up to a bound; the error still classifies by status', async () => {
+    const s = await serve([{ status: 500, headers: { 'content-type': 'text/plain' }, chunks: ['upstream failed '], endless: 'y'.repeat(64 * 1024), gapMs: 5 }])
+    const error = await failure(anthropic({ baseUrl: s.url, apiKey: KEY, connectTimeoutMs: 2000 })(request([userMessage('hi')])))
+    expect((error as ProviderError).info).toMatchObject({ kind: 'server', status: 500 })
+    expect((error as ProviderError).message).toContain('upstream failed')
+    await noOpenResponses(s)
+    expect(s.clientAborts).toBe(1)
+  })
+})
+
 describe('secrets of a request', () => {
   it('the key, credential headers (the token after a scheme too), key-like query parameters; short placeholders are left alone', () => {
     const secrets = secretsOf('sk-resolved-key-0001', {
