@@ -8,7 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { lastValueFrom, toArray, VirtualTimeScheduler, type Observable } from 'rxjs'
 import { agentLoop, agentLoopContinue } from '../../src/loop/agent-loop.js'
-import { anthropic, google, openaiChat, openaiCompatible, openaiResponses } from '../../src/providers/index.js'
+import { anthropic, anthropicProtocol, google, openaiChat, openaiCompatible, openaiResponses, type AnthropicSettings } from '../../src/providers/index.js'
+import { streamFnOf, type WireProtocol } from '../../src/providers/protocol.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import type { AgentEvent } from '../../src/types/event.js'
 import { assistantMessage, userMessage, type AssistantMessage, type LlmMessage } from '../../src/types/message.js'
@@ -97,6 +98,12 @@ describe('hostile transcript: a request body that cannot be serialized', () => {
 })
 
 describe('hostile server: a key echoed back is redacted', () => {
+  /** Anthropic's protocol behind a gateway that takes its own key as a query parameter. */
+  const queryKeyProtocol: WireProtocol<AnthropicSettings> = {
+    ...anthropicProtocol,
+    requiresApiKey: false,
+    buildRequest: (r, settings, apiKey) => ({ ...anthropicProtocol.buildRequest(r, settings, apiKey), url: `${settings.baseUrl}/v1/messages?key=${KEY}&beta=true` }),
+  }
   const echo = (status: number, body: unknown): ScriptedHttpResponse => ({
     status,
     headers: { 'content-type': 'application/json' },
@@ -117,10 +124,10 @@ describe('hostile server: a key echoed back is redacted', () => {
       'openai-compatible',
     ],
     [
-      'a key= query parameter, in an HTTP error body',
-      (baseUrl) => openaiCompatible({ baseUrl: `${baseUrl}/v1?key=${KEY}` }),
-      echo(403, { error: { message: `forbidden for /v1/chat/completions?key=${KEY}` } }),
-      'openai-compatible',
+      'a key= query parameter (a gateway that wants it in the URL), in an HTTP error body',
+      (baseUrl) => streamFnOf(queryKeyProtocol, { baseUrl }),
+      echo(403, { type: 'error', error: { type: 'permission_error', message: `forbidden for /v1/messages?key=${KEY} (key not allowed)` } }),
+      'anthropic',
     ],
     [
       'anthropic, in an in-stream error event',
