@@ -199,7 +199,7 @@ describe('hostile server: streams that never end', () => {
     const line = 'x'.repeat(64 * 1024)
     // 1 MB without a newline after a valid first event, then the server holds the connection open.
     const s = await serve([{ chunks: [messageStart, 'data: ', ...Array.from({ length: 16 }, () => line)], stallAfter: 18 }])
-    const streamFn = anthropic({ baseUrl: s.url, apiKey: KEY, maxEventSize: 64 * 1024, idleTimeoutMs: 2000 })
+    const streamFn = anthropic({ baseUrl: s.url, apiKey: KEY, maxEventSize: 64 * 1024, idleTimeoutMs: 10_000 })
     const events = await lastValueFrom(
       agentLoop(userMessage('hi'), { systemPrompt: 'sys', messages: [], tools: [] }, { model: modelSpec('anthropic', 'm'), streamFn, retry: { baseDelayMs: 1 } }).pipe(toArray()),
     )
@@ -247,8 +247,8 @@ describe('hostile server: a 200 that is not an event stream', () => {
 
 describe('hostile server: an endless error body', () => {
   it('is read only up to a bound; the error still classifies by status', async () => {
-    const s = await serve([{ status: 500, headers: { 'content-type': 'text/plain' }, chunks: ['upstream failed '], endless: 'y'.repeat(64 * 1024), gapMs: 5 }])
-    const error = await failure(anthropic({ baseUrl: s.url, apiKey: KEY, connectTimeoutMs: 2000 })(request([userMessage('hi')])))
+    const s = await serve([{ status: 500, headers: { 'content-type': 'text/plain' }, chunks: ['upstream failed '], endless: 'y'.repeat(64 * 1024), gapMs: 20 }])
+    const error = await failure(anthropic({ baseUrl: s.url, apiKey: KEY, connectTimeoutMs: 10_000 })(request([userMessage('hi')])))
     expect((error as ProviderError).info).toMatchObject({ kind: 'server', status: 500 })
     expect((error as ProviderError).message).toContain('upstream failed')
     await noOpenResponses(s)
