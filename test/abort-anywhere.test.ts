@@ -245,25 +245,49 @@ describe('abort while a Promise is pending', () => {
     })
   }
 
-  it("a late Promise's result is ignored", async () => {
-    const controller = new AbortController()
-    let decide!: (d: ApprovalDecision) => void
-    const events: AgentEvent[] = []
-    let error: unknown
-    loop([twoCalls, reply.text('never')], [addTool], {
-      signal: controller.signal,
-      approveTool: () => new Promise<ApprovalDecision>((resolve) => (decide = resolve)),
-    }).subscribe({ next: (e) => events.push(e), error: (e: unknown) => (error = e) })
-    await Promise.resolve()
-    controller.abort()
-    const count = events.length
-    decide(Approval.approve)
-    await new Promise((resolve) => setTimeout(resolve, 0))
-    expect(events.length).toBe(count)
-    expect(error).toBeUndefined()
-    expect(resultOf(events).stopReason).toBe('aborted')
-    expectEveryCallAnsweredOnce(events)
-  })
+  /** A Promise answered by hand, after the abort. */
+  function late<T>(): { promise: () => Promise<T>; settle: () => void; value: (v: T) => void } {
+    let resolve: ((v: T) => void) | undefined
+    let value: T | undefined
+    return {
+      promise: () => new Promise<T>((r) => (resolve = r)),
+      value: (v) => (value = v),
+      settle: () => resolve?.(value as T),
+    }
+  }
+  const lateCases: readonly { name: string; make: (l: ReturnType<typeof late<never>>) => Partial<AgentLoopConfig>; value: unknown; script: readonly ScriptedResponse[] }[] = [
+    { name: 'pre-turn policy', make: (l) => ({ policies: { preTurn: [{ name: 'p', evaluate: l.promise }] } }), value: Verdict.stop('late'), script: [reply.text('never')] },
+    { name: 'transformContext', make: (l) => ({ transformContext: l.promise }), value: [hello], script: [reply.text('never')] },
+    { name: 'pre-dispatch policy', make: (l) => ({ policies: { preDispatch: [{ name: 'p', evaluate: l.promise }] } }), value: Verdict.continue, script: [twoCalls, reply.text('never')] },
+    { name: 'approver', make: (l) => ({ approveTool: l.promise }), value: Approval.approve, script: [twoCalls, reply.text('never')] },
+    { name: 'post-turn policy', make: (l) => ({ policies: { postTurn: [{ name: 'p', evaluate: l.promise }] } }), value: Verdict.inject(hello), script: [reply.text('hi'), reply.text('never')] },
+    { name: 'post-loop policy', make: (l) => ({ policies: { postLoop: [{ name: 'p', evaluate: l.promise }] } }), value: Verdict.inject(hello), script: [reply.text('hi'), reply.text('never')] },
+  ]
+  for (const { name, make, value, script } of lateCases) {
+    it(`a ${name} Promise that settles after the abort: its result is ignored`, async () => {
+      const controller = new AbortController()
+      const answer = late<never>()
+      answer.value(value as never)
+      const events: AgentEvent[] = []
+      let error: unknown
+      let completed = false
+      loop(script, [addTool], { ...make(answer), signal: controller.signal }).subscribe({
+        next: (e) => events.push(e),
+        error: (e: unknown) => (error = e),
+        complete: () => (completed = true),
+      })
+      await Promise.resolve()
+      controller.abort()
+      expect(completed).toBe(true)
+      const count = events.length
+      answer.settle()
+      await new Promise((resolve) => setTimeout(resolve, 0))
+      expect(events.length).toBe(count)
+      expect(error).toBeUndefined()
+      expect(resultOf(events).stopReason).toBe('aborted')
+      expectEveryCallAnsweredOnce(events)
+    })
+  }
 
   it('a source that never answers, with no signal: the run still waits (unsubscribing is the way out)', () => {
     const events = collect(loop([reply.text('x')], [], { transformContext: () => NEVER }))

@@ -56,6 +56,18 @@ describe('untilAborted', () => {
     })
   })
 
+  it('unsubscribed before the abort: the source and the notifier are released at that frame, nothing is emitted', () => {
+    let aborted = 0
+    runAgentMarbles(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('-a------b|')
+      const abort = cold('------x')
+      expectObservable(source.pipe(untilAborted(abort, () => (aborted++, ['A']))), '^---!').toBe('-a--')
+      expectSubscriptions(source.subscriptions).toBe('^---!')
+      expectSubscriptions(abort.subscriptions).toBe('^---!')
+    })
+    expect(aborted).toBe(0)
+  })
+
   it('without an abort notifier the source is returned as it is', () => {
     const source = of(1)
     expect(source.pipe(untilAborted(undefined, () => [2]))).toBe(source)
