@@ -126,6 +126,13 @@ describe('codecs from a second copy of io-ts', () => {
     )
   })
 
+  it('parameters that are not an io-ts codec at all say so', () => {
+    const parameters = { type: 'object', properties: {} } as unknown as ours.Mixed
+    expect(() => defineTool({ name: 'raw', description: 'Raw', parameters, execute: () => 'ok' })).toThrow(
+      'Tool raw: tool parameters must be an io-ts codec, got an object',
+    )
+  })
+
   it('decode errors read the same, and taggedUnion accepts members from the other copy', () => {
     const t = theirs
     const Shape = taggedUnion('kind', [t.type({ kind: t.literal('a'), n: t.number }), t.type({ kind: t.literal('b'), s: t.array(t.string) })], 'Shape')
