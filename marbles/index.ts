@@ -7,8 +7,13 @@
  * - `runAgentMarbles`, `expectEvents`, `eventLabel`: assert a run's events as
  *   a marble diagram with readable labels.
  */
-export * from './chunks.js'
-export * from './scripted-model.js'
-export * from './labels.js'
-export * from './test-kit.js'
-export * from './fold-chunks.js'
+export { splitText, toolCallChunks, chunk, type ReplyOptions, type ScriptedCall, reply } from './chunks.js'
+export {
+  scriptedModel,
+  type ScriptedResponse,
+  type ScriptedModelOptions,
+  type ScriptedModel,
+} from './scripted-model.js'
+export { eventLabel } from './labels.js'
+export { agentTestScheduler, timelineOf, runAgentMarbles, type AgentMarbleHelpers } from './test-kit.js'
+export { foldChunks, splitBytes } from './fold-chunks.js'

@@ -8,18 +8,196 @@
  * - Policies and approval: the loop's four policy slots and the approval gate.
  *
  * Stages live in `rxagent/operators`; the test kit in `rxagent/marbles`.
+ *
+ * Explicit lists, no `export *`: every public name is chosen, and
+ * test/public-api.test.ts pins them. Internals (the linked observer,
+ * `nextState`, the message queue, reducers) are imported from their files.
  */
-export * from './types/index.js'
-export * from './policy/policy.js'
-export * from './policy/approval.js'
-export * from './tools/define-tool.js'
-export * from './tools/json-schema.js'
-export * from './tools/run-tool.js'
-export * from './turn/turn-state.js'
-export * from './rx/linked-observer.js'
-export * from './loop/agent-loop.js'
-export * from './loop/message-queue.js'
-export * from './loop/transcript.js'
-export * from './context/index.js'
-export * from './agent/index.js'
-export * from './policy/builtin/index.js'
+export {
+  decode,
+  decodeOrThrow,
+  JsonObject,
+  NonNegativeInteger,
+  NonNegativeNumber,
+  type DecodeIssue,
+  DecodeError,
+} from './types/codec.js'
+export {
+  extractText,
+  TextContent,
+  ThinkingContent,
+  ToolCallContent,
+  ImageSource,
+  ImageContent,
+  ExtensionContent,
+  Content,
+  UserContent,
+  AssistantContent,
+  text,
+  imageBase64,
+  imageUrl,
+} from './types/content.js'
+export {
+  usage,
+  addUsage,
+  addCost,
+  cacheHitRate,
+  costOf,
+  Usage,
+  Cost,
+  CostRates,
+  CostTier,
+  ratesFor,
+  emptyUsage,
+  emptyCost,
+  mergeUsage,
+  mergeCost,
+} from './types/usage.js'
+export { modelSpec, thinkingBudget, ThinkingLevel, ThinkingBudgets, ModelSpec } from './types/model.js'
+export { StopReason } from './types/stop-reason.js'
+export {
+  defineCustomMessage,
+  agentMessageCodec,
+  userMessage,
+  assistantMessage,
+  toolCallsOf,
+  UserMessage,
+  AssistantMessage,
+  ToolResultMessage,
+  LlmMessage,
+  CustomMessage,
+  AgentMessage,
+  type CustomMessageKind,
+  type CustomMessageOf,
+  type RegisteredKind,
+  isLlmMessage,
+} from './types/message.js'
+export {
+  providerErrorInfo,
+  ProviderErrorKind,
+  ProviderErrorInfo,
+  isTransientKind,
+  ProviderError,
+} from './types/provider-error.js'
+export {
+  ChunkStopReason,
+  MessageStartChunk,
+  TextDeltaChunk,
+  ThinkingDeltaChunk,
+  ThinkingSignatureChunk,
+  ThinkingRedactedChunk,
+  ToolUseStartChunk,
+  ToolUseArgsDeltaChunk,
+  ToolUseEndChunk,
+  ExtensionChunk,
+  RetryChunk,
+  StopChunk,
+  UsageChunk,
+  ProviderChunk,
+} from './types/chunk.js'
+export {
+  ToolOutput,
+  ToolSchema,
+  type ToolReturn,
+  type ToolExecuteContext,
+  type AgentTool,
+  toolSchemaOf,
+} from './types/tool.js'
+export { StreamOptions, LlmRequest, type StreamFn } from './types/request.js'
+export { AgentResult } from './types/result.js'
+export {
+  AgentStartEvent,
+  AgentEndEvent,
+  TurnStartEvent,
+  TurnEndEvent,
+  MessageStartEvent,
+  MessageUpdateEvent,
+  StreamRetryEvent,
+  ModelFallbackEvent,
+  CompactionEvent,
+  MessageEndEvent,
+  ToolExecutionStartEvent,
+  ToolExecutionUpdateEvent,
+  ToolExecutionEndEvent,
+  ToolApprovalRequestEvent,
+  ToolApprovalEndEvent,
+  PolicySlot,
+  PolicyDecisionEvent,
+  AgentEvent,
+  type AssistantStreamEvent,
+} from './types/event.js'
+export { settleTranscript } from './types/settle.js'
+export {
+  type PolicyVerdict,
+  type PreDispatchVerdict,
+  Verdict,
+  type RunView,
+  type PreTurnView,
+  type PreDispatchView,
+  type PostTurnView,
+  type PostLoopView,
+  type Policy,
+  type PreTurnPolicy,
+  type PreDispatchPolicy,
+  type PostTurnPolicy,
+  type PostLoopPolicy,
+  type Policies,
+} from './policy/policy.js'
+export { type ApprovalDecision, type ApprovalRequest, type ApproveTool, Approval } from './policy/approval.js'
+export { defineTool, toolResult, type ToolDefinition } from './tools/define-tool.js'
+export { withDescription, toJsonSchema } from './tools/json-schema.js'
+export { runTool, type ToolRunEvent, type RunToolOptions } from './tools/run-tool.js'
+export {
+  withMessages,
+  type AgentContext,
+  type LoopStop,
+  type TurnState,
+  type TurnItem,
+  type TurnOperator,
+  isTurnState,
+} from './turn/turn-state.js'
+export { defaultTurn, agentLoop, agentLoopContinue, type AgentLoopConfig, type TurnStages } from './loop/agent-loop.js'
+export type { MessageSource, QueueMode } from './loop/message-queue.js'
+export { agentResult, transcriptFromEvents } from './loop/transcript.js'
+export { estimateTokens, estimateContextTokens, type EstimateTokens } from './context/estimate-tokens.js'
+export {
+  slidingWindow,
+  compactionOf,
+  slidingWindowRecovery,
+  type CompactionReport,
+  type WindowResult,
+  type WindowInfo,
+  type SlidingWindowOptions,
+  type SlidingWindow,
+} from './context/sliding-window.js'
+export {
+  type ApprovalMode,
+  type PromptInput,
+  type CallOptions,
+  type AgentOptions,
+  type AgentRun,
+  AgentBusyError,
+  StructuredOutputError,
+  type StructuredOptions,
+  type StructuredRun,
+  DEFAULT_PLAN_MODE_ADDENDUM,
+  Agent,
+} from './agent/agent.js'
+export {
+  ToolMetrics,
+  TurnMetrics,
+  TurnMetricsEvent,
+  ModelChangeEvent,
+  ListenerErrorEvent,
+  EventStamp,
+  AgentOwnEvent,
+  AgentRunEvent,
+} from './agent/agent-events.js'
+export type { AgentState } from './agent/agent-state.js'
+export { Checkpoint, type CheckpointInfo, type CheckpointStore, InMemoryCheckpointStore } from './agent/checkpoint.js'
+export { turnMetrics, type MetricsCollector } from './agent/metrics.js'
+export { subAgentTool, type SubAgentToolOptions } from './agent/sub-agent.js'
+export { maxTurnsPolicy } from './policy/builtin/max-turns.js'
+export { budgetPolicy, type BudgetLimits } from './policy/builtin/budget.js'
+export { toolDenyList, type DenyRule } from './policy/builtin/tool-deny-list.js'
+export { loopDetection, type LoopDetectionOptions } from './policy/builtin/loop-detection.js'

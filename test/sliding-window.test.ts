@@ -4,16 +4,13 @@ import { lastValueFrom, toArray } from 'rxjs'
 import * as t from 'io-ts'
 import {
   cachedEstimate,
-  compactionEventOf,
-  compactionOf,
   estimateContextTokens,
   estimateTokens,
   IMAGE_TOKENS,
   MESSAGE_OVERHEAD_TOKENS,
-  slidingWindow,
-  slidingWindowRecovery,
   type EstimateTokens,
-} from '../src/context/index.js'
+} from '../src/context/estimate-tokens.js'
+import { compactionEventOf, compactionOf, slidingWindow, slidingWindowRecovery } from '../src/context/sliding-window.js'
 import { agentLoop } from '../src/loop/agent-loop.js'
 import { defineTool } from '../src/tools/define-tool.js'
 import { imageBase64, imageUrl, text, type AssistantContent, type ToolCallContent } from '../src/types/content.js'

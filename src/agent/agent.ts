@@ -17,6 +17,7 @@ import { Verdict, type Policies, type PostLoopPolicy, type PostTurnPolicy } from
 import { defineTool } from '../tools/define-tool.js'
 import { budgetPolicy, loopDetection, toolDenyList, type BudgetLimits, type DenyRule, type LoopDetectionOptions } from '../policy/builtin/index.js'
 import type { TurnState } from '../turn/turn-state.js'
+import { isKind } from '../types/codec-kind.js'
 import { errorText } from '../types/codec.js'
 import { extractText, type ImageContent } from '../types/content.js'
 import type { AgentEvent, CompactionEvent } from '../types/event.js'
@@ -809,9 +810,9 @@ function stripFence(text: string): string {
 
 /** Whether `codec` decodes objects, so its arguments can be the tool's arguments as they are. */
 function isObjectCodec(codec: t.Mixed): boolean {
-  if (codec instanceof t.InterfaceType || codec instanceof t.PartialType || codec instanceof t.ExactType || codec instanceof t.StrictType) return true
-  if (codec instanceof t.IntersectionType) return (codec.types as t.Mixed[]).every(isObjectCodec)
-  if (codec instanceof t.RefinementType) return isObjectCodec(codec.type as t.Mixed)
+  if (isKind(codec, 'InterfaceType', 'PartialType', 'ExactType', 'StrictType')) return true
+  if (isKind(codec, 'IntersectionType')) return (codec.types as t.Mixed[]).every(isObjectCodec)
+  if (isKind(codec, 'RefinementType')) return isObjectCodec(codec.type as t.Mixed)
   return false
 }
 

@@ -1,6 +1,28 @@
-export * from './agent.js'
-export * from './agent-events.js'
-export * from './agent-state.js'
-export * from './checkpoint.js'
-export * from './metrics.js'
-export * from './sub-agent.js'
+/** The Agent's public names; `src/index.ts` re-exports them from their files. The state reducer stays internal. */
+export {
+  Agent,
+  AgentBusyError,
+  DEFAULT_PLAN_MODE_ADDENDUM,
+  StructuredOutputError,
+  type AgentOptions,
+  type AgentRun,
+  type ApprovalMode,
+  type CallOptions,
+  type PromptInput,
+  type StructuredOptions,
+  type StructuredRun,
+} from './agent.js'
+export {
+  AgentOwnEvent,
+  AgentRunEvent,
+  EventStamp,
+  ListenerErrorEvent,
+  ModelChangeEvent,
+  ToolMetrics,
+  TurnMetrics,
+  TurnMetricsEvent,
+} from './agent-events.js'
+export type { AgentState } from './agent-state.js'
+export { Checkpoint, InMemoryCheckpointStore, type CheckpointInfo, type CheckpointStore } from './checkpoint.js'
+export { turnMetrics, type MetricsCollector } from './metrics.js'
+export { subAgentTool, type SubAgentToolOptions } from './sub-agent.js'

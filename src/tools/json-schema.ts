@@ -1,10 +1,12 @@
 /**
  * io-ts codec → JSON Schema (draft 2020-12 style) for tool parameters. The
- * converter walks io-ts's own classes, so a codec is the single source of
- * truth for both what the model is told and what the runtime accepts.
+ * converter walks io-ts's codec kinds, recognized by shape so that codecs from
+ * any copy of io-ts convert, and a codec is the single source of truth for both
+ * what the model is told and what the runtime accepts.
  */
-import * as t from 'io-ts'
+import type * as t from 'io-ts'
 import type { JsonObject } from '../types/codec.js'
+import { copyMismatch, isCodec, isKind } from '../types/codec-kind.js'
 
 const descriptions = new WeakMap<t.Mixed, string>()
 
@@ -32,6 +34,7 @@ export function withDescription<C extends t.Mixed>(codec: C, description: string
  * the path, e.g. `parameters.items[].when`.
  */
 export function toJsonSchema(codec: t.Mixed): JsonObject {
+  if (!isCodec(codec)) throw new TypeError(`tool parameters must be an io-ts codec, got ${describe(codec)}`)
   const schema = convert(codec, 'parameters')
   if (schema['type'] !== 'object') {
     throw new TypeError(
@@ -62,23 +65,23 @@ function describedSchema(codec: t.Mixed, schema: JsonObject): JsonObject {
 
 function convertBare(codec: t.Mixed, path: string): JsonObject {
   // Wrappers first, so a description on the wrapped codec survives.
-  if (codec instanceof t.RefinementType) return isInteger(codec) ? { type: 'integer' } : convert(codec.type, path)
-  if (codec instanceof t.ReadonlyType) return convert(codec.type, path)
+  if (isKind(codec, 'RefinementType')) return isInteger(codec) ? { type: 'integer' } : convert(codec.type, path)
+  if (isKind(codec, 'ReadonlyType')) return convert(codec.type, path)
   const shape = objectShape(codec, path)
   if (shape !== undefined) return objectSchema(shape)
-  if (codec instanceof t.StringType) return { type: 'string' }
-  if (codec instanceof t.NumberType) return { type: 'number' }
-  if (codec instanceof t.BooleanType) return { type: 'boolean' }
-  if (codec instanceof t.NullType) return { type: 'null' }
-  if (codec instanceof t.UnknownType || codec instanceof t.AnyType) return {}
-  if (codec instanceof t.AnyDictionaryType) return { type: 'object' }
-  if (codec instanceof t.AnyArrayType) return { type: 'array' }
-  if (codec instanceof t.LiteralType) return enumSchema([codec.value])
-  if (codec instanceof t.KeyofType) return enumSchema(Object.keys(codec.keys))
-  if (codec instanceof t.ArrayType || codec instanceof t.ReadonlyArrayType) {
+  if (isKind(codec, 'StringType')) return { type: 'string' }
+  if (isKind(codec, 'NumberType')) return { type: 'number' }
+  if (isKind(codec, 'BooleanType')) return { type: 'boolean' }
+  if (isKind(codec, 'NullType')) return { type: 'null' }
+  if (isKind(codec, 'UnknownType', 'AnyType')) return {}
+  if (isKind(codec, 'AnyDictionaryType')) return { type: 'object' }
+  if (isKind(codec, 'AnyArrayType')) return { type: 'array' }
+  if (isKind(codec, 'LiteralType')) return enumSchema([codec.value])
+  if (isKind(codec, 'KeyofType')) return enumSchema(Object.keys(codec.keys))
+  if (isKind(codec, 'ArrayType', 'ReadonlyArrayType')) {
     return { type: 'array', items: convert(codec.type, `${path}[]`) }
   }
-  if (codec instanceof t.TupleType) {
+  if (isKind(codec, 'TupleType')) {
     const members = codec.types as t.Mixed[]
     return {
       type: 'array',
@@ -87,21 +90,27 @@ function convertBare(codec: t.Mixed, path: string): JsonObject {
       maxItems: members.length,
     }
   }
-  if (codec instanceof t.DictionaryType) return recordSchema(codec, path)
-  if (codec instanceof t.UnionType) {
+  if (isKind(codec, 'DictionaryType')) return recordSchema(codec, path)
+  if (isKind(codec, 'UnionType')) {
     const { schema, optional } = unionSchema(codec, path)
     if (optional) throw unsupported(codec, path, 'undefined can only make an object property optional')
     return schema
   }
-  if (codec instanceof t.RecursiveType) throw unsupported(codec, path, 'recursive codecs have no finite schema')
-  if (codec instanceof t.UndefinedType || codec instanceof t.VoidType) {
+  if (isKind(codec, 'RecursiveType')) throw unsupported(codec, path, 'recursive codecs have no finite schema')
+  if (isKind(codec, 'UndefinedType', 'VoidType')) {
     throw unsupported(codec, path, 'undefined has no JSON value')
   }
-  throw unsupported(codec, path, `${codec.name} has no known JSON structure`)
+  throw unsupported(codec, path, copyMismatch(codec) ?? `${codec.name} has no known JSON structure`)
+}
+
+function describe(u: unknown): string {
+  if (typeof u !== 'object' || u === null) return String(u)
+  const constructor = (u as { constructor?: { name?: unknown } }).constructor?.name
+  return typeof constructor === 'string' && constructor !== 'Object' ? `an instance of ${constructor}` : 'an object'
 }
 
 function isInteger(codec: t.RefinementType<t.Mixed>): boolean {
-  return (codec.name === 'Int' || codec.name === 'Integer') && codec.type instanceof t.NumberType
+  return (codec.name === 'Int' || codec.name === 'Integer') && isKind(codec.type, 'NumberType')
 }
 
 /** The properties of an object codec, before they become a schema. */
@@ -123,16 +132,16 @@ function objectSchema(shape: Shape): JsonObject {
 /** The shape of an object codec, or `undefined` if `codec` is not one. */
 function objectShape(codec: t.Mixed, path: string): Shape | undefined {
   // Deprecated StrictType still exists in the wild; it is exact(type(props)).
-  if (codec instanceof t.InterfaceType || codec instanceof t.StrictType) return propsShape(codec.props, path, true)
-  if (codec instanceof t.PartialType) return propsShape(codec.props, path, false)
-  if (codec instanceof t.ExactType || codec instanceof t.ReadonlyType || codec instanceof t.RefinementType) {
+  if (isKind(codec, 'InterfaceType', 'StrictType')) return propsShape(codec.props, path, true)
+  if (isKind(codec, 'PartialType')) return propsShape(codec.props, path, false)
+  if (isKind(codec, 'ExactType', 'ReadonlyType', 'RefinementType')) {
     return objectShape(codec.type, path)
   }
-  if (codec instanceof t.IntersectionType) {
+  if (isKind(codec, 'IntersectionType')) {
     const merged: Shape = { properties: new Map(), required: new Set() }
     for (const member of codec.types as t.Mixed[]) {
       const shape = objectShape(member, path)
-      if (shape === undefined) throw unsupported(member, path, 'an intersection may only combine object codecs')
+      if (shape === undefined) throw unsupported(member, path, copyMismatch(member) ?? 'an intersection may only combine object codecs')
       for (const [key, schema] of shape.properties) {
         const existing = merged.properties.get(key)
         const same = existing === undefined || JSON.stringify(existing) === JSON.stringify(schema)
@@ -149,7 +158,7 @@ function propsShape(props: t.Props, path: string, required: boolean): Shape {
   const shape: Shape = { properties: new Map(), required: new Set() }
   for (const [key, codec] of Object.entries(props)) {
     const keyPath = /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
-    if (codec instanceof t.UnionType) {
+    if (isKind(codec, 'UnionType')) {
       const { schema, optional } = unionSchema(codec, keyPath)
       shape.properties.set(key, describedSchema(codec, schema))
       if (required && !optional) shape.required.add(key)
@@ -161,20 +170,20 @@ function propsShape(props: t.Props, path: string, required: boolean): Shape {
   return shape
 }
 
-const isUndefined = (codec: t.Mixed): boolean => codec instanceof t.UndefinedType || codec instanceof t.VoidType
+const isUndefined = (codec: t.Mixed): boolean => isKind(codec, 'UndefinedType', 'VoidType')
 
 /** Members of nested unions, flattened, except described ones: their description belongs to them. */
 function flatten(codec: t.UnionType<t.Mixed[]>): t.Mixed[] {
   return (codec.types as t.Mixed[]).flatMap((member) =>
-    member instanceof t.UnionType && !descriptions.has(member) ? flatten(member) : [member],
+    isKind(member, 'UnionType') && !descriptions.has(member) ? flatten(member) : [member],
   )
 }
 
 /** Literal values of an undescribed literal or keyof codec, else `undefined`. */
 function literalValues(codec: t.Mixed): Array<string | number | boolean> | undefined {
   if (descriptions.has(codec)) return undefined
-  if (codec instanceof t.LiteralType) return [codec.value]
-  if (codec instanceof t.KeyofType) return Object.keys(codec.keys)
+  if (isKind(codec, 'LiteralType')) return [codec.value]
+  if (isKind(codec, 'KeyofType')) return Object.keys(codec.keys)
   return undefined
 }
 
@@ -212,9 +221,9 @@ function enumSchema(values: ReadonlyArray<string | number | boolean>): JsonObjec
 
 /** String keys a record's domain allows, when it is a finite set; `undefined` for open or non-string domains. */
 function domainKeys(domain: t.Mixed): string[] | undefined {
-  if (domain instanceof t.LiteralType) return typeof domain.value === 'string' ? [domain.value] : undefined
-  if (domain instanceof t.KeyofType) return Object.keys(domain.keys)
-  if (domain instanceof t.UnionType) {
+  if (isKind(domain, 'LiteralType')) return typeof domain.value === 'string' ? [domain.value] : undefined
+  if (isKind(domain, 'KeyofType')) return Object.keys(domain.keys)
+  if (isKind(domain, 'UnionType')) {
     const keys: string[] = []
     for (const member of domain.types as t.Mixed[]) {
       const memberKeys = domainKeys(member)
@@ -227,7 +236,7 @@ function domainKeys(domain: t.Mixed): string[] | undefined {
 }
 
 function recordSchema(codec: t.DictionaryType<t.Mixed, t.Mixed>, path: string): JsonObject {
-  if (codec.domain instanceof t.StringType) {
+  if (isKind(codec.domain, 'StringType')) {
     return { type: 'object', additionalProperties: convert(codec.codomain, `${path}[string]`) }
   }
   const keys = domainKeys(codec.domain)

@@ -6,6 +6,7 @@
  */
 import * as t from 'io-ts'
 import { isLeft } from 'fp-ts/lib/Either.js'
+import { isKind, keepsStrings } from '../types/codec-kind.js'
 
 const cache = new WeakMap<t.Mixed, t.Mixed>()
 
@@ -23,7 +24,7 @@ export function exactDeep<C extends t.Mixed>(codec: C): C {
 function deep(codec: t.Mixed): t.Mixed {
   const cached = cache.get(codec)
   if (cached !== undefined) return cached
-  if (codec instanceof t.RecursiveType) {
+  if (isKind(codec, 'RecursiveType')) {
     // Cached before the definition runs (lazily, on first use), so self-references resolve to the copy.
     const copy: t.Mixed = t.recursion<unknown, unknown, unknown, t.Mixed>(codec.name, () => deep(codec.type as t.Mixed))
     cache.set(codec, copy)
@@ -47,21 +48,21 @@ function renamed(codec: t.Mixed, name: string): t.Mixed {
 
 function rebuild(codec: t.Mixed): t.Mixed {
   const { name } = codec
-  if (codec instanceof t.InterfaceType || codec instanceof t.StrictType) return t.exact(t.type(deepProps(codec.props), name), name)
-  if (codec instanceof t.PartialType) return t.exact(t.partial(deepProps(codec.props), name), name)
-  if (codec instanceof t.ExactType) return renamed(deep(codec.type), name)
+  if (isKind(codec, 'InterfaceType', 'StrictType')) return t.exact(t.type(deepProps(codec.props), name), name)
+  if (isKind(codec, 'PartialType')) return t.exact(t.partial(deepProps(codec.props), name), name)
+  if (isKind(codec, 'ExactType')) return renamed(deep(codec.type), name)
   // Each member strips to its own keys and io-ts merges the results, so the
   // intersection keeps exactly the union of its members' keys.
-  if (codec instanceof t.IntersectionType) {
+  if (isKind(codec, 'IntersectionType')) {
     return t.intersection((codec.types as t.Mixed[]).map(deep) as [t.Mixed, t.Mixed], name)
   }
-  if (codec instanceof t.UnionType) return union(codec)
-  if (codec instanceof t.RefinementType) return refinement(codec)
-  if (codec instanceof t.ReadonlyType) return unlessSame(codec, codec.type, (inner) => t.readonly(inner, name))
-  if (codec instanceof t.ArrayType) return unlessSame(codec, codec.type, (inner) => t.array(inner, name))
-  if (codec instanceof t.ReadonlyArrayType) return unlessSame(codec, codec.type, (inner) => t.readonlyArray(inner, name))
-  if (codec instanceof t.DictionaryType) return record(codec)
-  if (codec instanceof t.TupleType) {
+  if (isKind(codec, 'UnionType')) return union(codec)
+  if (isKind(codec, 'RefinementType')) return refinement(codec)
+  if (isKind(codec, 'ReadonlyType')) return unlessSame(codec, codec.type, (inner) => t.readonly(inner, name))
+  if (isKind(codec, 'ArrayType')) return unlessSame(codec, codec.type, (inner) => t.array(inner, name))
+  if (isKind(codec, 'ReadonlyArrayType')) return unlessSame(codec, codec.type, (inner) => t.readonlyArray(inner, name))
+  if (isKind(codec, 'DictionaryType')) return record(codec)
+  if (isKind(codec, 'TupleType')) {
     const members = codec.types as t.Mixed[]
     const stripped = members.map(deep)
     return stripped.every((member, i) => member === members[i]) ? codec : t.tuple(stripped as [t.Mixed], name)
@@ -111,7 +112,7 @@ function union(codec: t.UnionType<t.Mixed[]>): t.Mixed {
 function record(codec: t.DictionaryType<t.Mixed, t.Mixed>): t.Mixed {
   const stripped = deep(codec.codomain)
   if (stripped === codec.codomain) return codec
-  if (codec.domain.encode !== t.identity) return t.record(codec.domain, stripped, codec.name)
+  if (codec.domain.encode !== t.identity && !keepsStrings(codec.domain)) return t.record(codec.domain, stripped, codec.name)
   return new t.DictionaryType<t.Mixed, t.Mixed, unknown, unknown, unknown>(
     codec.name,
     codec.is,

@@ -4,6 +4,7 @@
  */
 import * as t from 'io-ts'
 import { isLeft, type Either, left, right } from 'fp-ts/lib/Either.js'
+import { isKind } from './codec-kind.js'
 
 /** A JSON object: what tool arguments, extension data and details are. */
 export const JsonObject = t.UnknownRecord
@@ -48,18 +49,18 @@ export function struct<R extends t.Props, O extends t.Props>(
 
 /** Reads the literal value a member codec declares for `tag`, looking through intersections, exact and readonly wrappers. */
 function tagValueOf(codec: t.Mixed, tag: string): string | undefined {
-  if (codec instanceof t.InterfaceType || codec instanceof t.PartialType) {
+  if (isKind(codec, 'InterfaceType', 'PartialType')) {
     const prop = (codec.props as Record<string, t.Mixed>)[tag]
-    return prop instanceof t.LiteralType && typeof prop.value === 'string' ? prop.value : undefined
+    return isKind(prop, 'LiteralType') && typeof prop.value === 'string' ? prop.value : undefined
   }
-  if (codec instanceof t.IntersectionType) {
+  if (isKind(codec, 'IntersectionType')) {
     for (const member of codec.types as t.Mixed[]) {
       const v = tagValueOf(member, tag)
       if (v !== undefined) return v
     }
     return undefined
   }
-  if (codec instanceof t.ExactType || codec instanceof t.ReadonlyType || codec instanceof t.RefinementType) {
+  if (isKind(codec, 'ExactType', 'ReadonlyType', 'RefinementType')) {
     return tagValueOf(codec.type as t.Mixed, tag)
   }
   return undefined
@@ -156,7 +157,7 @@ export function describeValue(u: unknown): string {
 
 function isMemberStep(context: t.Context, i: number): boolean {
   const parent = context[i - 1]?.type
-  return parent instanceof t.IntersectionType || parent instanceof t.UnionType
+  return isKind(parent, 'IntersectionType', 'UnionType')
 }
 
 function pathOf(context: t.Context): string {
@@ -166,7 +167,7 @@ function pathOf(context: t.Context): string {
     const parent = context[i - 1]!.type
     // Intersections and unions record their members under '0', '1', …: not part of the data's path.
     if (entry.key === '' || isMemberStep(context, i)) continue
-    const isIndex = /^\d+$/.test(entry.key) && (parent instanceof t.ArrayType || parent instanceof t.ReadonlyArrayType || parent instanceof t.TupleType)
+    const isIndex = /^\d+$/.test(entry.key) && (isKind(parent, 'ArrayType', 'ReadonlyArrayType', 'TupleType'))
     path += isIndex ? `[${entry.key}]` : path === '' ? entry.key : `.${entry.key}`
   }
   return path === '' ? '(root)' : path

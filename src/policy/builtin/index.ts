@@ -1,5 +1,5 @@
 /** Built-in policies for the loop's slots; each composes with user policies. */
-export * from './max-turns.js'
-export * from './budget.js'
-export * from './tool-deny-list.js'
-export * from './loop-detection.js'
+export { maxTurnsPolicy } from './max-turns.js'
+export { budgetPolicy, type BudgetLimits } from './budget.js'
+export { toolDenyList, type DenyRule } from './tool-deny-list.js'
+export { loopDetection, type LoopDetectionOptions } from './loop-detection.js'

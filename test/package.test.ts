@@ -1,0 +1,101 @@
+/**
+ * The package as users install it: `npm pack` on a fresh copy of the sources
+ * (no dist/), unpacked into a `node_modules` beside its peers, then loaded the
+ * ways users load it. One pack for the whole file: it builds, which takes a while.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+
+const root = resolve('.')
+let dir: string
+/** Where the tarball is unpacked: `<dir>/app/node_modules/rxagent`. */
+let installed: string
+let app: string
+let packed: { files: Array<{ path: string }> }
+
+/** Files a fresh clone has: tracked and untracked-but-not-ignored ones (so uncommitted work is packed too). */
+function sourceFiles(): string[] {
+  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: root, encoding: 'utf8' })
+  return out.split('\0').filter((file) => file !== '' && existsSync(join(root, file)))
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'rxagent-pack-'))
+  const clone = join(dir, 'clone')
+  for (const file of sourceFiles()) {
+    mkdirSync(dirname(join(clone, file)), { recursive: true })
+    cpSync(join(root, file), join(clone, file))
+  }
+  symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'), 'dir')
+  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: clone, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  // prepack's own output (tsc) comes before npm's JSON on stdout.
+  const json = JSON.parse(out.slice(out.search(/^\[/m))) as Array<{ filename: string; files: Array<{ path: string }> }>
+  const [result] = json
+  if (result === undefined) throw new Error(`npm pack printed no result: ${out}`)
+  packed = result
+  app = join(dir, 'app')
+  installed = join(app, 'node_modules', 'rxagent')
+  mkdirSync(installed, { recursive: true })
+  execFileSync('tar', ['-xzf', join(dir, result.filename), '-C', installed, '--strip-components=1'])
+  // The peers and dependencies, as a user's install would put them beside the package.
+  for (const dependency of ['rxjs', 'tslib', 'io-ts', 'fp-ts', 'immer', 'eventsource-parser']) {
+    symlinkSync(join(root, 'node_modules', dependency), join(app, 'node_modules', dependency), 'dir')
+  }
+}, 300_000)
+afterAll(() => {
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
+})
+
+const node = (args: string[]) => spawnSync(process.execPath, args, { cwd: app, encoding: 'utf8' })
+
+describe('npm pack', () => {
+  it('ships the build, the license and the sources the maps point at, and no tests', () => {
+    const files = packed.files.map((file) => file.path)
+    for (const entry of ['src', 'operators', 'marbles', 'src/providers']) {
+      expect(files).toContain(`dist/${entry}/index.js`)
+      expect(files).toContain(`dist/${entry}/index.d.ts`)
+    }
+    expect(files).toContain('LICENSE')
+    expect(files.filter((file) => file.startsWith('test/') || file.startsWith('dist/test/') || file.startsWith('dist/examples/'))).toEqual([])
+    expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License[\s\S]*rxagent contributors/)
+  })
+
+  it("every source map's sources resolve inside the package", () => {
+    const maps = packed.files.map((file) => file.path).filter((file) => file.endsWith('.map'))
+    expect(maps.length).toBeGreaterThan(100)
+    const missing: string[] = []
+    for (const map of maps) {
+      const { sources, sourceRoot } = JSON.parse(readFileSync(join(installed, map), 'utf8')) as { sources: string[]; sourceRoot?: string }
+      for (const source of sources) {
+        const target = resolve(installed, dirname(map), sourceRoot ?? '', source)
+        if (!target.startsWith(installed + '/') || !existsSync(target)) missing.push(`${map} → ${source}`)
+      }
+    }
+    expect(missing).toEqual([])
+  })
+})
+
+describe('loading the installed package', () => {
+  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers']
+
+  it('imports every entry point as ESM', () => {
+    const script = `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`
+    const run = node(['--input-type=module', '-e', script])
+    expect(run.stderr).toBe('')
+    expect(run.status).toBe(0)
+    for (const entry of entries) expect(run.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
+  })
+
+  it("require('rxagent') works on Node 20.19+ (require of the ESM build)", () => {
+    const script = `for (const e of ${JSON.stringify(entries)}) { const m = require(e); console.log(e, Object.keys(m).length) }
+const { agentLoop, defineTool } = require('rxagent'); console.log(typeof agentLoop, typeof defineTool)`
+    const run = node(['-e', script])
+    expect(run.stderr.replace(/^.*ExperimentalWarning.*\n(.*--trace-warnings.*\n)?/gm, '')).toBe('')
+    expect(run.status).toBe(0)
+    for (const entry of entries) expect(run.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
+    expect(run.stdout).toMatch(/^function function$/m)
+  })
+})
