@@ -12,6 +12,7 @@ import type { RetryOptions } from '../../operators/retry-stream.js'
 import type { ConvertToLlm, TransformContext } from '../../operators/transform-context.js'
 import type { ToolExecution } from '../../operators/dispatch-tools.js'
 import * as t from 'io-ts'
+import { freeze } from 'immer'
 import { Approval, type ApproveTool } from '../policy/approval.js'
 import { Verdict, type Policies, type PostLoopPolicy, type PostTurnPolicy } from '../policy/policy.js'
 import { defineTool } from '../tools/define-tool.js'
@@ -21,14 +22,15 @@ import { errorText } from '../types/codec.js'
 import { extractText, type ImageContent } from '../types/content.js'
 import type { AgentEvent, CompactionEvent } from '../types/event.js'
 import { userMessage, type AgentMessage } from '../types/message.js'
+import { decodeInput, decodeMessage, decodePrompts, MessagesInput, optional, type AgentMessageInput, type PromptInput } from '../types/input.js'
 import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../types/request.js'
 import type { AgentResult } from '../types/result.js'
-import type { AgentTool } from '../types/tool.js'
+import { AgentTools, type AgentTool } from '../types/tool.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
 import type { AgentOwnEvent, AgentRunEvent, EventStamp } from './agent-events.js'
 import { initialAgentState, reduceAgentState, type AgentState } from './agent-state.js'
-import type { Checkpoint, CheckpointStore } from './checkpoint.js'
+import { CHECKPOINT_FORMAT, decodeCheckpoint, type Checkpoint, type CheckpointStore } from './checkpoint.js'
 import { turnMetrics, type MetricsCollector } from './metrics.js'
 import { compactionEventOf, slidingWindow, slidingWindowRecovery, type SlidingWindowOptions } from '../context/sliding-window.js'
 
@@ -41,8 +43,7 @@ export type ApprovalMode =
   /** Nothing asks. */
   | 'bypassed'
 
-/** What a prompt can be: text, a message, or several messages. */
-export type PromptInput = string | AgentMessage | readonly AgentMessage[]
+export type { PromptInput } from '../types/input.js'
 
 /** Options of one call (`prompt`, `continue`), layered over the agent's. */
 export interface CallOptions {
@@ -229,10 +230,15 @@ export class Agent {
    */
   readonly events$: Observable<AgentRunEvent>
 
+  /** @throws InvalidInputError naming the path of a bad message, tool or system prompt (`messages[1].content`). */
   constructor(options: AgentOptions) {
+    this.scheduler = options.scheduler ?? asyncScheduler
+    const codec = t.type({ systemPrompt: t.string, messages: optional(MessagesInput(this.scheduler.now())), tools: optional(AgentTools) })
+    options = { ...options, ...decodeInput(codec, options, 'new Agent', 'options') }
+    // Frozen, as every message the Agent's transcript takes in is: a frozen message is checked once, not on every run.
+    for (const m of options.messages ?? []) freeze(m, true)
     this.options = options
     this.id = options.id ?? `agent-${++agentCount}`
-    this.scheduler = options.scheduler ?? asyncScheduler
     this.streamFn = options.streamFn
     this.routes = [...(options.availableModels ?? [])]
     if (!this.routes.some((r) => sameModel(r.model, options.model))) this.routes.unshift({ model: options.model, streamFn: options.streamFn })
@@ -260,11 +266,16 @@ export class Agent {
     for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
   }
 
-  /** Restores an agent from a checkpoint: same id, transcript, model, queues and plan mode. Call `continue()` to resume a run it was in. */
+  /**
+   * Restores an agent from a checkpoint: same id, transcript, model, queues and plan mode. Call `continue()` to resume a run it was in.
+   *
+   * @throws InvalidInputError naming the path when `checkpoint` does not decode, or `version` when its format is newer than this rxagent's.
+   */
   static restore(
-    checkpoint: Checkpoint,
+    saved: Checkpoint,
     options: Omit<AgentOptions, 'messages' | 'id' | 'systemPrompt' | 'model'> & { readonly id?: string; readonly systemPrompt?: string; readonly model?: ModelSpec },
   ): Agent {
+    const checkpoint = decodeCheckpoint(saved, 'Agent.restore', 'checkpoint', (options.scheduler ?? asyncScheduler).now())
     const agent = new Agent({
       ...options,
       id: options.id ?? checkpoint.agentId,
@@ -290,9 +301,13 @@ export class Agent {
 
   // --- Runs ---------------------------------------------------------------
 
-  /** Starts a run with `input` (and `images`, added to a text prompt). Throws {@link AgentBusyError} while a run is in progress, unless `whileRunning: 'followUp'`. */
+  /**
+   * Starts a run with `input` (and `images`, added to a text prompt). Throws {@link AgentBusyError} while a run is in progress, unless `whileRunning: 'followUp'`.
+   *
+   * @throws InvalidInputError naming the path of a bad prompt (`prompt.content`); see {@link PromptInput} for what is accepted.
+   */
   prompt(input: PromptInput, images: readonly ImageContent[] = [], call: CallOptions = {}): AgentRun {
-    const messages = toMessages(input, images, this.scheduler.now())
+    const messages = decodePrompts(input, 'Agent.prompt', this.scheduler.now(), images)
     if (this.active !== undefined) {
       if (this.options.whileRunning === 'followUp') {
         this.followUpQueue.push(...messages)
@@ -359,14 +374,14 @@ export class Agent {
 
   // --- Queues -------------------------------------------------------------
 
-  /** Queues a message that redirects the agent while it works (delivered after the current tool batch). */
-  steer(message: string | AgentMessage): void {
-    this.steeringQueue.push(typeof message === 'string' ? userMessage(message, this.scheduler.now()) : message)
+  /** Queues a message that redirects the agent while it works (delivered after the current tool batch). @throws InvalidInputError for a bad message. */
+  steer(message: string | AgentMessageInput): void {
+    this.steeringQueue.push(decodeMessage(message, 'Agent.steer', this.scheduler.now()))
   }
 
-  /** Queues a message that continues the run when it would otherwise end. */
-  followUp(message: string | AgentMessage): void {
-    this.followUpQueue.push(typeof message === 'string' ? userMessage(message, this.scheduler.now()) : message)
+  /** Queues a message that continues the run when it would otherwise end. @throws InvalidInputError for a bad message. */
+  followUp(message: string | AgentMessageInput): void {
+    this.followUpQueue.push(decodeMessage(message, 'Agent.followUp', this.scheduler.now()))
   }
 
   /** What is queued, oldest first. */
@@ -411,7 +426,9 @@ export class Agent {
     return next.model
   }
 
+  /** @throws InvalidInputError naming the path of a bad tool (`tools[0].execute`). */
   setTools(tools: readonly AgentTool[]): void {
+    decodeInput(AgentTools, tools, 'Agent.setTools', 'tools', 'tools')
     this.setState(Object.freeze({ ...this.state, tools: Object.freeze([...tools]) }))
   }
 
@@ -454,6 +471,7 @@ export class Agent {
   async checkpoint(metadata?: Record<string, unknown>): Promise<Checkpoint> {
     const seq = ++this.checkpointSeq
     const checkpoint: Checkpoint = {
+      version: CHECKPOINT_FORMAT,
       id: `${this.id}:${seq}`,
       agentId: this.id,
       seq,
@@ -632,7 +650,7 @@ export class Agent {
         return Verdict.inject(userMessage(`Give your final answer by calling the \`${name}\` tool; its arguments must match its schema.`, this.scheduler.now()))
       },
     }
-    const messages = toMessages(input, [], this.scheduler.now())
+    const messages = decodePrompts(input, 'Agent.structured', this.scheduler.now())
     const native = options.mode === 'native' || (options.mode !== 'tool' && (this.options.nativeStructuredOutput ?? defaultNativeStructuredOutput)(this.state.model))
     // Native: the API constrains the answer to the schema; the last answer's text is decoded, and a
     // failure goes back as a user message with the decode errors.
@@ -781,13 +799,6 @@ function stamped(event: AgentEvent | AgentOwnEvent, stamp: EventStamp): AgentRun
     }
   }
   return { ...event, ...stamp }
-}
-
-function toMessages(input: PromptInput, images: readonly ImageContent[], now: number): AgentMessage[] {
-  if (typeof input === 'string') {
-    return [images.length === 0 ? userMessage(input, now) : { role: 'user', content: [{ type: 'text', text: input }, ...images], timestamp: now }]
-  }
-  return Array.isArray(input) ? [...(input as readonly AgentMessage[])] : [input as AgentMessage]
 }
 
 const defaultNativeStructuredOutput = (model: ModelSpec): boolean => model.provider === 'openai' || model.provider === 'google'
