@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import * as t from 'io-ts'
-import { lastValueFrom, toArray } from 'rxjs'
+import { lastValueFrom, of, toArray } from 'rxjs'
 import { agentLoop, agentLoopContinue } from '../src/loop/agent-loop.js'
 import { Agent, InMemoryCheckpointStore, type Checkpoint } from '../src/agent/index.js'
 import { defineTool } from '../src/tools/define-tool.js'
@@ -288,5 +288,19 @@ describe('agentLoop: steering and follow-up sources are decoded as their message
     const followUp = () => (sent ? [] : ((sent = true), [bad<AgentMessage>({ role: 'user', content: 'more' })]))
     await lastValueFrom(agentLoop(hello, { systemPrompt: 's', messages: [], tools: [] }, { model: model.model, streamFn: model.streamFn, followUp }).pipe(toArray()))
     expect(userText(model.requests[1]?.messages[2])).toEqual([{ type: 'text', text: 'more' }])
+  })
+})
+
+describe('Agent.feed: a bad message from the source', () => {
+  it('is reported as a listenerError naming the path (not thrown out of the subscriber), and the feed goes on', () => {
+    const m = scriptedModel([reply.text('ok')])
+    const agent = new Agent({ systemPrompt: 's', model: m.model, streamFn: m.streamFn })
+    const reported: unknown[] = []
+    agent.subscribe((e) => e.type === 'listenerError' && reported.push(e))
+    agent.feed('steering', of(bad<AgentMessage>({ role: 'human', content: 'x' }), 'fine'))
+    expect(reported).toEqual([
+      expect.objectContaining({ listener: 'feed(steering)', eventType: 'feed', error: expect.stringMatching(/^Agent\.steer: invalid message at message: 'role' must be one of/) }),
+    ])
+    expect(agent.pendingSteering).toMatchObject([{ role: 'user', content: [{ type: 'text', text: 'fine' }] }])
   })
 })

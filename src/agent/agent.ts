@@ -401,9 +401,20 @@ export class Agent {
     this.followUpQueue.length = 0
   }
 
-  /** Feeds a queue from any Observable (a socket, a UI); unsubscribe to stop. */
-  feed(queue: 'steering' | 'followUp', source: Observable<string | AgentMessage>): Subscription {
-    return source.subscribe((message) => (queue === 'steering' ? this.steer(message) : this.followUp(message)))
+  /**
+   * Feeds a queue from any Observable (a socket, a UI); unsubscribe to stop. A
+   * message that does not decode is reported as a `listenerError` event
+   * (listener `feed(steering)` or `feed(followUp)`) and the feed goes on.
+   */
+  feed(queue: 'steering' | 'followUp', source: Observable<string | AgentMessageInput>): Subscription {
+    return source.subscribe((message) => {
+      try {
+        if (queue === 'steering') this.steer(message)
+        else this.followUp(message)
+      } catch (error) {
+        this.emitOwn({ type: 'listenerError', listener: `feed(${queue})`, error: errorText(error), eventType: 'feed' })
+      }
+    })
   }
 
   // --- Model, tools, modes ------------------------------------------------
