@@ -234,9 +234,9 @@ export class Agent {
   constructor(options: AgentOptions) {
     this.scheduler = options.scheduler ?? asyncScheduler
     const codec = t.type({ systemPrompt: t.string, messages: optional(MessagesInput(this.scheduler.now())), tools: optional(AgentTools) })
+    // Frozen first, as every message the Agent's transcript takes in is: a frozen message is checked once, here, not again on every run.
+    if (Array.isArray(options.messages)) for (const m of options.messages as readonly unknown[]) freeze(m, true)
     options = { ...options, ...decodeInput(codec, options, 'new Agent', 'options') }
-    // Frozen, as every message the Agent's transcript takes in is: a frozen message is checked once, not on every run.
-    for (const m of options.messages ?? []) freeze(m, true)
     this.options = options
     this.id = options.id ?? `agent-${++agentCount}`
     this.streamFn = options.streamFn

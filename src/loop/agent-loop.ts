@@ -236,7 +236,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
  *
  * @returns The run's events, ending with `agentEnd` (whose `result` holds the
  * run's new messages, stop reason, usage and cost).
- * @throws InvalidInputError naming the path of a bad value (`context.messages[0].content`).
+ * @throws InvalidInputError naming the path of a bad value (`invalid context at messages[0].content`).
  */
 export function agentLoop(prompts: PromptInput, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   const now = (config.scheduler ?? asyncScheduler).now()
