@@ -141,6 +141,13 @@ describe('agentLoop / agentLoopContinue: the context is decoded', () => {
     expect(thrown(() => agentLoop(hello, bad(c), config)).message).toMatch(message)
   })
 
+  it('agentLoopContinue rejects a bad tool, naming the path', () => {
+    const { ctx, config } = loopOf([hello], [{ ...addTool, name: 'has space' }])
+    expect(thrown(() => agentLoopContinue(ctx, config)).message).toBe(
+      `agentLoopContinue: invalid context at tools[0].name: Invalid tool name "has space": it must be 1 to 64 characters of letters, digits, '_' or '-'`,
+    )
+  })
+
   it('agentLoopContinue rejects a bad transcript, naming the path', () => {
     const { ctx, config } = loopOf([{ role: 'user', content: [{ type: 'text', text: 1 }] }])
     const error = thrown(() => agentLoopContinue(ctx, config))
@@ -199,6 +206,15 @@ describe('Agent entries', () => {
     expect(agent.pendingSteering).toEqual([])
     agent.followUp(bad({ role: 'user', content: 'later' }))
     expect(agent.pendingFollowUps[0]).toMatchObject({ content: [{ type: 'text', text: 'later' }] })
+  })
+
+  it('structured rejects a bad prompt, naming the path', () => {
+    const m = model()
+    const agent = new Agent({ systemPrompt: 's', model: m.model, streamFn: m.streamFn })
+    expect(thrown(() => agent.structured(t.type({ n: t.number }), bad({ role: 'user', content: [{ type: 'text', text: null }] }))).message).toBe(
+      'Agent.structured: invalid prompt at prompt.content[0].text: expected string, got null',
+    )
+    expect(agent.isRunning).toBe(false)
   })
 
   it('setTools rejects a tool whose execute is not a function', () => {
