@@ -194,7 +194,15 @@ export {
   AgentRunEvent,
 } from './agent/agent-events.js'
 export type { AgentState } from './agent/agent-state.js'
-export { Checkpoint, type CheckpointInfo, type CheckpointStore, InMemoryCheckpointStore } from './agent/checkpoint.js'
+export {
+  Checkpoint,
+  CHECKPOINT_FORMAT,
+  decodeCheckpoint,
+  type CheckpointInfo,
+  type CheckpointStore,
+  InMemoryCheckpointStore,
+} from './agent/checkpoint.js'
+export { InvalidInputError, AgentMessageInput } from './types/input.js'
 export { turnMetrics, type MetricsCollector } from './agent/metrics.js'
 export { subAgentTool, type SubAgentToolOptions } from './agent/sub-agent.js'
 export { maxTurnsPolicy } from './policy/builtin/max-turns.js'

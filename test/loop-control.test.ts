@@ -8,7 +8,7 @@ import { Approval } from '../src/policy/approval.js'
 import { Verdict } from '../src/policy/policy.js'
 import { defineTool } from '../src/tools/define-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
-import { toolCallsOf, userMessage, type AgentMessage } from '../src/types/message.js'
+import { assistantMessage, toolCallsOf, userMessage, type AgentMessage } from '../src/types/message.js'
 import type { AgentTool } from '../src/types/tool.js'
 import { chunk, reply, runAgentMarbles, scriptedModel, type ScriptedResponse } from '../marbles/index.js'
 import { addTool, collect, context, delayedTool, hello, resultOf, textOf, toolResultsOf } from './helpers.js'
@@ -347,7 +347,7 @@ describe('agentLoopContinue', () => {
   it('refuses to continue after an assistant message, in words', () => {
     const model = scriptedModel([reply.text('x')])
     const errors: unknown[] = []
-    agentLoopContinue(context([], [hello, { ...hello, role: 'assistant' } as never]), { model: model.model, streamFn: model.streamFn }).subscribe({
+    agentLoopContinue(context([], [hello, assistantMessage('x')]), { model: model.model, streamFn: model.streamFn }).subscribe({
       error: (e: unknown) => errors.push(e),
     })
     expect(String(errors[0])).toMatch(/the last message is the assistant's; add a user or tool result message first/)

@@ -12,6 +12,7 @@ import type { RetryOptions } from '../../operators/retry-stream.js'
 import type { ConvertToLlm, TransformContext } from '../../operators/transform-context.js'
 import type { ToolExecution } from '../../operators/dispatch-tools.js'
 import * as t from 'io-ts'
+import { freeze } from 'immer'
 import { Approval, type ApproveTool } from '../policy/approval.js'
 import { Verdict, type Policies, type PostLoopPolicy, type PostTurnPolicy } from '../policy/policy.js'
 import { defineTool } from '../tools/define-tool.js'
@@ -22,14 +23,15 @@ import { errorText } from '../types/codec.js'
 import { extractText, type ImageContent } from '../types/content.js'
 import type { AgentEvent, CompactionEvent } from '../types/event.js'
 import { userMessage, type AgentMessage } from '../types/message.js'
+import { decodeInput, decodeMessage, decodePrompts, MessagesInput, optional, type AgentMessageInput, type PromptInput } from '../types/input.js'
 import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../types/request.js'
 import type { AgentResult } from '../types/result.js'
-import type { AgentTool } from '../types/tool.js'
+import { AgentTools, type AgentTool } from '../types/tool.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
 import type { AgentOwnEvent, AgentRunEvent, EventStamp } from './agent-events.js'
 import { initialAgentState, reduceAgentState, type AgentState } from './agent-state.js'
-import type { Checkpoint, CheckpointStore } from './checkpoint.js'
+import { CHECKPOINT_FORMAT, decodeCheckpoint, type Checkpoint, type CheckpointStore } from './checkpoint.js'
 import { turnMetrics, type MetricsCollector } from './metrics.js'
 import { compactionEventOf, slidingWindow, slidingWindowRecovery, type SlidingWindowOptions } from '../context/sliding-window.js'
 
@@ -42,8 +44,7 @@ export type ApprovalMode =
   /** Nothing asks. */
   | 'bypassed'
 
-/** What a prompt can be: text, a message, or several messages. */
-export type PromptInput = string | AgentMessage | readonly AgentMessage[]
+export type { PromptInput } from '../types/input.js'
 
 /** Options of one call (`prompt`, `continue`), layered over the agent's. */
 export interface CallOptions {
@@ -231,10 +232,15 @@ export class Agent {
    */
   readonly events$: Observable<AgentRunEvent>
 
+  /** @throws InvalidInputError naming the path of a bad message, tool or system prompt (`messages[1].content`). */
   constructor(options: AgentOptions) {
+    this.scheduler = options.scheduler ?? asyncScheduler
+    const codec = t.type({ systemPrompt: t.string, messages: optional(MessagesInput(this.scheduler.now())), tools: optional(AgentTools) })
+    // Frozen first, as every message the Agent's transcript takes in is: a frozen message is checked once, here, not again on every run.
+    if (Array.isArray(options.messages)) for (const m of options.messages as readonly unknown[]) freeze(m, true)
+    options = { ...options, ...decodeInput(codec, options, 'new Agent', 'options') }
     this.options = options
     this.id = options.id ?? `agent-${++agentCount}`
-    this.scheduler = options.scheduler ?? asyncScheduler
     this.streamFn = options.streamFn
     this.routes = [...(options.availableModels ?? [])]
     if (!this.routes.some((r) => sameModel(r.model, options.model))) this.routes.unshift({ model: options.model, streamFn: options.streamFn })
@@ -270,11 +276,16 @@ export class Agent {
     for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
   }
 
-  /** Restores an agent from a checkpoint: same id, transcript, model, queues and plan mode. Call `continue()` to resume a run it was in. */
+  /**
+   * Restores an agent from a checkpoint: same id, transcript, model, queues and plan mode. Call `continue()` to resume a run it was in.
+   *
+   * @throws InvalidInputError naming the path when `checkpoint` does not decode, or `version` when its format is newer than this rxagent's.
+   */
   static restore(
-    checkpoint: Checkpoint,
+    saved: Checkpoint,
     options: Omit<AgentOptions, 'messages' | 'id' | 'systemPrompt' | 'model'> & { readonly id?: string; readonly systemPrompt?: string; readonly model?: ModelSpec },
   ): Agent {
+    const checkpoint = decodeCheckpoint(saved, 'Agent.restore', 'checkpoint', (options.scheduler ?? asyncScheduler).now())
     const agent = new Agent({
       ...options,
       id: options.id ?? checkpoint.agentId,
@@ -300,9 +311,13 @@ export class Agent {
 
   // --- Runs ---------------------------------------------------------------
 
-  /** Starts a run with `input` (and `images`, added to a text prompt). Throws {@link AgentBusyError} while a run is in progress, unless `whileRunning: 'followUp'`. */
+  /**
+   * Starts a run with `input` (and `images`, added to a text prompt). Throws {@link AgentBusyError} while a run is in progress, unless `whileRunning: 'followUp'`.
+   *
+   * @throws InvalidInputError naming the path of a bad prompt (`prompt.content`); see {@link PromptInput} for what is accepted.
+   */
   prompt(input: PromptInput, images: readonly ImageContent[] = [], call: CallOptions = {}): AgentRun {
-    const messages = toMessages(input, images, this.scheduler.now())
+    const messages = decodePrompts(input, 'Agent.prompt', this.scheduler.now(), images)
     if (this.active !== undefined) {
       if (this.options.whileRunning === 'followUp') {
         this.followUpQueue.push(...messages)
@@ -369,14 +384,14 @@ export class Agent {
 
   // --- Queues -------------------------------------------------------------
 
-  /** Queues a message that redirects the agent while it works (delivered after the current tool batch). */
-  steer(message: string | AgentMessage): void {
-    this.steeringQueue.push(typeof message === 'string' ? userMessage(message, this.scheduler.now()) : message)
+  /** Queues a message that redirects the agent while it works (delivered after the current tool batch). @throws InvalidInputError for a bad message. */
+  steer(message: string | AgentMessageInput): void {
+    this.steeringQueue.push(decodeMessage(message, 'Agent.steer', this.scheduler.now()))
   }
 
-  /** Queues a message that continues the run when it would otherwise end. */
-  followUp(message: string | AgentMessage): void {
-    this.followUpQueue.push(typeof message === 'string' ? userMessage(message, this.scheduler.now()) : message)
+  /** Queues a message that continues the run when it would otherwise end. @throws InvalidInputError for a bad message. */
+  followUp(message: string | AgentMessageInput): void {
+    this.followUpQueue.push(decodeMessage(message, 'Agent.followUp', this.scheduler.now()))
   }
 
   /** What is queued, oldest first. */
@@ -396,9 +411,20 @@ export class Agent {
     this.followUpQueue.length = 0
   }
 
-  /** Feeds a queue from any Observable (a socket, a UI); unsubscribe to stop. */
-  feed(queue: 'steering' | 'followUp', source: Observable<string | AgentMessage>): Subscription {
-    return source.subscribe((message) => (queue === 'steering' ? this.steer(message) : this.followUp(message)))
+  /**
+   * Feeds a queue from any Observable (a socket, a UI); unsubscribe to stop. A
+   * message that does not decode is reported as a `listenerError` event
+   * (listener `feed(steering)` or `feed(followUp)`) and the feed goes on.
+   */
+  feed(queue: 'steering' | 'followUp', source: Observable<string | AgentMessageInput>): Subscription {
+    return source.subscribe((message) => {
+      try {
+        if (queue === 'steering') this.steer(message)
+        else this.followUp(message)
+      } catch (error) {
+        this.emitOwn({ type: 'listenerError', listener: `feed(${queue})`, error: errorText(error), eventType: 'feed' })
+      }
+    })
   }
 
   // --- Model, tools, modes ------------------------------------------------
@@ -421,7 +447,9 @@ export class Agent {
     return next.model
   }
 
+  /** @throws InvalidInputError naming the path of a bad tool (`tools[0].execute`). */
   setTools(tools: readonly AgentTool[]): void {
+    decodeInput(AgentTools, tools, 'Agent.setTools', 'tools', 'tools')
     this.setState(Object.freeze({ ...this.state, tools: Object.freeze([...tools]) }))
   }
 
@@ -464,6 +492,7 @@ export class Agent {
   async checkpoint(metadata?: Record<string, unknown>): Promise<Checkpoint> {
     const seq = ++this.checkpointSeq
     const checkpoint: Checkpoint = {
+      version: CHECKPOINT_FORMAT,
       id: `${this.id}:${seq}`,
       agentId: this.id,
       seq,
@@ -642,7 +671,7 @@ export class Agent {
         return Verdict.inject(userMessage(`Give your final answer by calling the \`${name}\` tool; its arguments must match its schema.`, this.scheduler.now()))
       },
     }
-    const messages = toMessages(input, [], this.scheduler.now())
+    const messages = decodePrompts(input, 'Agent.structured', this.scheduler.now())
     const native = options.mode === 'native' || (options.mode !== 'tool' && (this.options.nativeStructuredOutput ?? defaultNativeStructuredOutput)(this.state.model))
     // Native: the API constrains the answer to the schema; the last answer's text is decoded, and a
     // failure goes back as a user message with the decode errors.
@@ -791,13 +820,6 @@ function stamped(event: AgentEvent | AgentOwnEvent, stamp: EventStamp): AgentRun
     }
   }
   return { ...event, ...stamp }
-}
-
-function toMessages(input: PromptInput, images: readonly ImageContent[], now: number): AgentMessage[] {
-  if (typeof input === 'string') {
-    return [images.length === 0 ? userMessage(input, now) : { role: 'user', content: [{ type: 'text', text: input }, ...images], timestamp: now }]
-  }
-  return Array.isArray(input) ? [...(input as readonly AgentMessage[])] : [input as AgentMessage]
 }
 
 const defaultNativeStructuredOutput = (model: ModelSpec): boolean => model.provider === 'openai' || model.provider === 'google'

@@ -12,13 +12,20 @@
  * four methods.
  */
 import * as t from 'io-ts'
-import { NonNegativeInteger, struct } from '../types/codec.js'
+import { NonNegativeInteger, describeValue, struct } from '../types/codec.js'
+import { decodeInput, invalidInput, MessagesInput } from '../types/input.js'
 import { AgentMessage } from '../types/message.js'
 import { ModelSpec } from '../types/model.js'
 
-export const Checkpoint = struct(
-  'Checkpoint',
-  {
+/**
+ * The checkpoint format this rxagent writes and reads. A checkpoint without a
+ * `version` is read as format 1 (what was stored before formats had numbers);
+ * a newer or unknown one is refused.
+ */
+export const CHECKPOINT_FORMAT = 1
+
+const fields = (messages: t.Type<readonly AgentMessage[], unknown, unknown>) =>
+  ({
     /** Unique across agents: `<agentId>:<seq>`. */
     id: t.string,
     agentId: t.string,
@@ -28,20 +35,51 @@ export const Checkpoint = struct(
     systemPrompt: t.string,
     model: ModelSpec,
     /** The transcript as of the last completed turn. */
-    messages: t.readonlyArray(AgentMessage),
+    messages,
     /** Queued, not yet delivered. */
-    steering: t.readonlyArray(AgentMessage),
-    followUp: t.readonlyArray(AgentMessage),
+    steering: messages,
+    followUp: messages,
     planMode: t.boolean,
     /** Whether the agent was in the middle of a run: restoring then continues it. */
     midRun: t.boolean,
-  },
-  {
-    /** App data saved alongside (labels, the user id…). */
-    metadata: t.record(t.string, t.unknown),
-  },
-)
+  }) as const
+
+const optional = {
+  /** The format (see {@link CHECKPOINT_FORMAT}); absent in checkpoints written before formats had numbers. */
+  version: t.literal(CHECKPOINT_FORMAT),
+  /** App data saved alongside (labels, the user id…). */
+  metadata: t.record(t.string, t.unknown),
+}
+
+/** A checkpoint as stored: see the file's comment. */
+export const Checkpoint = struct('Checkpoint', fields(t.readonlyArray(AgentMessage)), optional)
 export type Checkpoint = t.TypeOf<typeof Checkpoint>
+
+/**
+ * Decodes a checkpoint from wherever it was kept: checks its format version
+ * first, then every field (messages as the entries accept them, see
+ * `decodePrompts`). The result always carries `version`.
+ *
+ * @throws InvalidInputError naming the path (`messages[3].content`), or
+ * `version` for a newer or unknown format.
+ */
+export function decodeCheckpoint(u: unknown, entry: string, what = 'checkpoint', now = Date.now()): Checkpoint {
+  const version = typeof u === 'object' && u !== null ? (u as { version?: unknown }).version : undefined
+  if (version !== undefined && version !== CHECKPOINT_FORMAT) {
+    const newer = typeof version === 'number' && Number.isInteger(version) && version > CHECKPOINT_FORMAT
+    throw invalidInput(
+      entry,
+      what,
+      'version',
+      newer
+        ? `checkpoint format ${version} is newer than this rxagent understands (${CHECKPOINT_FORMAT})`
+        : `unknown checkpoint format ${describeValue(version)} (this rxagent understands ${CHECKPOINT_FORMAT})`,
+      version,
+    )
+  }
+  const decoded = decodeInput(struct('Checkpoint', fields(MessagesInput(now)), optional), u, entry, what)
+  return decoded.version === undefined ? { ...decoded, version: CHECKPOINT_FORMAT } : decoded
+}
 
 /** What `list` returns: enough to choose a checkpoint without loading its transcript. */
 export interface CheckpointInfo {
@@ -56,6 +94,11 @@ export interface CheckpointInfo {
 export interface CheckpointStore {
   /** Appends `checkpoint` (its `id` must be new). */
   save(checkpoint: Checkpoint): Promise<void>
+  /**
+   * The checkpoint, decoded (use {@link decodeCheckpoint}): a stored value that
+   * does not decode, or has a newer format, rejects with an `InvalidInputError`
+   * naming the path.
+   */
   load(id: string): Promise<Checkpoint | undefined>
   /** In save order; one agent's, or all. */
   list(agentId?: string): Promise<readonly CheckpointInfo[]>
@@ -75,9 +118,7 @@ export class InMemoryCheckpointStore implements CheckpointStore {
   async load(id: string): Promise<Checkpoint | undefined> {
     const json = this.log.get(id)
     if (json === undefined) return undefined
-    const decoded = Checkpoint.decode(JSON.parse(json))
-    if (decoded._tag === 'Left') throw new Error(`checkpoint '${id}' is corrupt`)
-    return decoded.right
+    return decodeCheckpoint(JSON.parse(json), 'InMemoryCheckpointStore.load', `checkpoint '${id}'`)
   }
 
   async list(agentId?: string): Promise<readonly CheckpointInfo[]> {

@@ -23,6 +23,6 @@ export {
   TurnMetricsEvent,
 } from './agent-events.js'
 export type { AgentState } from './agent-state.js'
-export { Checkpoint, InMemoryCheckpointStore, type CheckpointInfo, type CheckpointStore } from './checkpoint.js'
+export { Checkpoint, CHECKPOINT_FORMAT, decodeCheckpoint, InMemoryCheckpointStore, type CheckpointInfo, type CheckpointStore } from './checkpoint.js'
 export { turnMetrics, type MetricsCollector } from './metrics.js'
 export { subAgentTool, type SubAgentToolOptions } from './sub-agent.js'

@@ -21,6 +21,7 @@ import type { Policies } from '../policy/policy.js'
 import { initialState, isTurnState, nextState, runMessages, type AgentContext, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
 import type { AgentEvent } from '../types/event.js'
 import type { AgentMessage } from '../types/message.js'
+import { decodeContext, decodePrompts, type PromptInput } from '../types/input.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StreamFn, StreamOptions } from '../types/request.js'
 import type { AgentResult } from '../types/result.js'
@@ -149,8 +150,8 @@ function resultOf(state: TurnState): AgentResult {
 function run(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig): Observable<AgentEvent> {
   return defer(() => {
     const scheduler = config.scheduler ?? asyncScheduler
-    const steering = new MessageQueue(config.steering, config.steeringMode)
-    const followUp = new MessageQueue(config.followUp, config.followUpMode)
+    const steering = new MessageQueue(config.steering, config.steeringMode, 'steering', () => scheduler.now())
+    const followUp = new MessageQueue(config.followUp, config.followUpMode, 'followUp', () => scheduler.now())
     const abort$ = config.signal === undefined ? undefined : aborted(config.signal)
     const abortOption = abort$ === undefined ? {} : { abort: abort$ }
     const policies = config.policies ?? {}
@@ -240,30 +241,36 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
  * until subscribed, and each subscription is a separate run. Unsubscribing
  * cancels the model call and every running tool.
  *
+ * The prompts and the context are decoded here, once: a prompt may be a
+ * string, and a user or tool-result message may have string `content` and no
+ * `timestamp` (see {@link PromptInput}); anything else that is not a valid
+ * message or tool throws.
+ *
  * @returns The run's events, ending with `agentEnd` (whose `result` holds the
  * run's new messages, stop reason, usage and cost).
+ * @throws InvalidInputError naming the path of a bad value (`invalid context at messages[0].content`).
  */
-export function agentLoop(
-  prompts: AgentMessage | readonly AgentMessage[],
-  context: AgentContext,
-  config: AgentLoopConfig,
-): Observable<AgentEvent> {
-  const list: readonly AgentMessage[] = Array.isArray(prompts) ? prompts : [prompts as AgentMessage]
-  return run(context, list, config)
+export function agentLoop(prompts: PromptInput, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  const now = (config.scheduler ?? asyncScheduler).now()
+  const list = decodePrompts(prompts, 'agentLoop', now)
+  return run(decodeContext(context, 'agentLoop', now), list, config)
 }
 
 /**
  * Continues from the transcript as it is, without a new prompt: after a
  * tool result, a steering message added by hand, or an error. The last
  * message must not be an assistant message (the model would answer itself).
+ *
+ * @throws InvalidInputError when the context does not decode (see {@link agentLoop}).
  */
 export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  const decoded = decodeContext(context, 'agentLoopContinue', (config.scheduler ?? asyncScheduler).now())
   return defer(() => {
-    const last = [...context.messages].reverse().find((m) => m.role !== 'custom')
+    const last = [...decoded.messages].reverse().find((m) => m.role !== 'custom')
     if (last === undefined) throw new Error('agentLoopContinue: the transcript has no message to continue from')
     if (last.role === 'assistant') {
       throw new Error("agentLoopContinue: the last message is the assistant's; add a user or tool result message first")
     }
-    return run(context, [], config)
+    return run(decoded, [], config)
   })
 }

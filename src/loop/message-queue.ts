@@ -1,6 +1,7 @@
 /** Steering and follow-up messages, from wherever the app produces them. */
 import { isObservable, type Observable, type Subscription } from 'rxjs'
 import type { AgentMessage } from '../types/message.js'
+import { decodeMessages } from '../types/input.js'
 
 /**
  * Where messages come from: an Observable (hot or cold; the loop subscribes
@@ -12,13 +13,20 @@ export type MessageSource = Observable<AgentMessage> | (() => readonly AgentMess
 /** Take everything waiting at a poll point, or one message per poll point. */
 export type QueueMode = 'all' | 'oneAtATime'
 
-/** A run's view of a {@link MessageSource}: `poll` drains it according to the mode. */
+/**
+ * A run's view of a {@link MessageSource}: `poll` drains it according to the
+ * mode. Messages are decoded as they are taken (a user message may have string
+ * `content`); a bad one throws an `InvalidInputError` naming `name` and its
+ * path, which fails the run.
+ */
 export class MessageQueue {
-  private readonly buffer: AgentMessage[] = []
+  private readonly buffer: unknown[] = []
 
   constructor(
     private readonly source: MessageSource | undefined,
     private readonly mode: QueueMode = 'all',
+    private readonly name = 'messages',
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Subscribes to an Observable source; the returned subscription ends the buffering. */
@@ -31,6 +39,7 @@ export class MessageQueue {
   readonly poll = (): readonly AgentMessage[] => {
     if (this.source !== undefined && !isObservable(this.source)) this.buffer.push(...this.source())
     if (this.buffer.length === 0) return []
-    return this.mode === 'all' ? this.buffer.splice(0) : this.buffer.splice(0, 1)
+    const taken = this.mode === 'all' ? this.buffer.splice(0) : this.buffer.splice(0, 1)
+    return decodeMessages(taken, 'agentLoop', `${this.name} message`, this.name, this.now())
   }
 }

@@ -5,9 +5,10 @@
  */
 import * as t from 'io-ts'
 import { isLeft, left, right, type Either } from 'fp-ts/lib/Either.js'
-import { reportErrors } from '../types/codec.js'
+import { NonNegativeNumber, reportErrors, struct } from '../types/codec.js'
+import { decodeInput } from '../types/input.js'
 import { text } from '../types/content.js'
-import type { AgentTool, ToolExecuteContext, ToolOutput, ToolReturn } from '../types/tool.js'
+import { FunctionValue, ToolName, type AgentTool, type ToolExecuteContext, type ToolOutput, type ToolReturn } from '../types/tool.js'
 import { toJsonSchema } from './json-schema.js'
 import { exactDeep } from './strict.js'
 
@@ -29,20 +30,38 @@ export interface ToolDefinition<C extends t.Mixed> {
   label?: string
 }
 
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+/** An io-ts codec, recognized by its shape (not `instanceof`, which a second copy of io-ts would fail). */
+function isCodec(u: unknown): u is t.Mixed {
+  const c = u as Partial<Record<'validate' | 'decode' | 'encode' | 'is', unknown>> | null
+  return typeof c === 'object' && c !== null && typeof c.validate === 'function' && typeof c.decode === 'function' && typeof c.encode === 'function' && typeof c.is === 'function'
+}
+
+const CodecValue = new t.Type<t.Mixed, t.Mixed, unknown>(
+  'Codec',
+  isCodec,
+  (u, c) => (isCodec(u) ? t.success(u) : t.failure(u, c, `expected an io-ts codec, got ${describeKind(u)}`)),
+  t.identity,
+)
+
+const describeKind = (u: unknown): string => (u === undefined ? 'undefined (missing)' : u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : typeof u)
+
+/** What a definition must hold, checked before anything is built from it. */
+const Definition = struct(
+  'ToolDefinition',
+  { name: ToolName, description: t.string, parameters: CodecValue, execute: FunctionValue },
+  { timeoutMs: NonNegativeNumber, needsApproval: t.boolean, label: t.string },
+)
 
 /**
  * Builds a frozen {@link AgentTool} from a definition.
  *
- * @throws TypeError at definition time, naming the tool, when the name breaks
- * providers' rule or the parameters codec has no JSON Schema equivalent.
+ * @throws InvalidInputError (a `TypeError`) naming the field, when the
+ * definition is not one (no name, an `execute` that is not a function…) or the
+ * name breaks providers' rule; TypeError naming the tool when the parameters
+ * codec has no JSON Schema equivalent.
  */
 export function defineTool<C extends t.Mixed>(def: ToolDefinition<C>): AgentTool<t.TypeOf<C>> {
-  if (!TOOL_NAME.test(def.name)) {
-    throw new TypeError(
-      `Invalid tool name ${JSON.stringify(def.name)}: it must be 1 to 64 characters of letters, digits, '_' or '-'`,
-    )
-  }
+  decodeInput(Definition, def, 'defineTool', 'tool definition')
   let schema
   try {
     schema = toJsonSchema(def.parameters)

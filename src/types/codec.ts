@@ -91,7 +91,7 @@ export function taggedUnion<CS extends [t.Mixed, t.Mixed, ...t.Mixed[]]>(
     name,
     (u): u is t.TypeOf<CS[number]> => member(u)?.is(u) ?? false,
     (u, c) => {
-      if (typeof u !== 'object' || u === null || Array.isArray(u)) return t.failure(u, c, `expected an object tagged by '${tag}'`)
+      if (typeof u !== 'object' || u === null || Array.isArray(u)) return t.failure(u, c, `expected an object tagged by '${tag}', got ${describeValue(u)}`)
       const codec = member(u)
       if (codec === undefined) {
         const got = (u as Record<string, unknown>)[tag]
@@ -160,28 +160,32 @@ function isMemberStep(context: t.Context, i: number): boolean {
   return isKind(parent, 'IntersectionType', 'UnionType')
 }
 
-function pathOf(context: t.Context): string {
-  let path = ''
+function pathOf(context: t.Context, root: string): string {
+  let path = root
   for (let i = 1; i < context.length; i++) {
     const entry = context[i]!
-    const parent = context[i - 1]!.type
+    const parent = context[i - 1]!
     // Intersections and unions record their members under '0', '1', …: not part of the data's path.
     if (entry.key === '' || isMemberStep(context, i)) continue
-    const isIndex = /^\d+$/.test(entry.key) && (isKind(parent, 'ArrayType', 'ReadonlyArrayType', 'TupleType'))
+    const isIndex = /^\d+$/.test(entry.key) && (isKind(parent.type, 'ArrayType', 'ReadonlyArrayType', 'TupleType') || Array.isArray(parent.actual))
     path += isIndex ? `[${entry.key}]` : path === '' ? entry.key : `.${entry.key}`
   }
   return path === '' ? '(root)' : path
 }
 
-/** Turns io-ts errors into issues with readable paths; unions and intersections collapse to their deepest failure. */
-export function reportErrors(errors: t.Errors): DecodeIssue[] {
+/**
+ * Turns io-ts errors into issues with readable paths (`messages[2].content`,
+ * starting at `root` when given); unions and intersections collapse to their
+ * deepest failure, and values are shown truncated.
+ */
+export function reportErrors(errors: t.Errors, root = ''): DecodeIssue[] {
   const seen = new Set<string>()
   const issues: DecodeIssue[] = []
   for (const error of errors) {
     // A failure of a whole union or intersection member reads as a failure of the union or intersection.
     let lastIndex = error.context.length - 1
     while (lastIndex > 0 && isMemberStep(error.context, lastIndex)) lastIndex--
-    const path = pathOf(error.context)
+    const path = pathOf(error.context, root)
     const expected = error.context[lastIndex]?.type.name ?? 'unknown'
     const actual = describeValue(error.value)
     const message = error.message !== undefined ? `at ${path}: ${error.message}` : `at ${path}: expected ${expected}, got ${actual}`

@@ -77,3 +77,4 @@ export {
   type AssistantStreamEvent,
 } from './event.js'
 export { settleTranscript } from './settle.js'
+export { InvalidInputError, AgentMessageInput, UserMessageInput, ToolResultMessageInput, type PromptInput } from './input.js'

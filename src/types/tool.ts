@@ -2,7 +2,7 @@
 import * as t from 'io-ts'
 import type { Observable } from 'rxjs'
 import type { Either } from 'fp-ts/lib/Either.js'
-import { struct, JsonObject } from './codec.js'
+import { struct, JsonObject, NonNegativeNumber, describeValue } from './codec.js'
 import { UserContent } from './content.js'
 
 /**
@@ -59,3 +59,58 @@ export const toolSchemaOf = (tool: AgentTool): ToolSchema => ({
   description: tool.description,
   parameters: tool.schema,
 })
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** A tool name providers accept: `[a-zA-Z0-9_-]`, 1 to 64 characters. */
+export const ToolName = new t.Type<string, string, unknown>(
+  'ToolName',
+  (u): u is string => typeof u === 'string' && TOOL_NAME.test(u),
+  (u, c) =>
+    typeof u !== 'string'
+      ? t.failure(u, c)
+      : TOOL_NAME.test(u)
+        ? t.success(u)
+        : t.failure(u, c, `Invalid tool name ${describeValue(u)}: it must be 1 to 64 characters of letters, digits, '_' or '-'`),
+  t.identity,
+)
+
+/** Any function (a tool's `execute`, `decodeArguments`). */
+export const FunctionValue = new t.Type<(...args: never[]) => unknown, (...args: never[]) => unknown, unknown>(
+  'Function',
+  (u): u is (...args: never[]) => unknown => typeof u === 'function',
+  (u, c) => (typeof u === 'function' ? t.success(u as (...args: never[]) => unknown) : t.failure(u, c)),
+  t.identity,
+)
+
+/** The shape of an {@link AgentTool}, checked where tools enter (a run's context, an Agent's tools). */
+export const AgentToolShape = struct(
+  'AgentTool',
+  { name: ToolName, description: t.string, schema: JsonObject, decodeArguments: FunctionValue, execute: FunctionValue },
+  { timeoutMs: NonNegativeNumber, needsApproval: t.boolean, label: t.string },
+)
+
+/** A list of tools: each an {@link AgentTool}, no two with one name (the second would never be called). */
+export const AgentTools = new t.Type<readonly AgentTool[], readonly AgentTool[], unknown>(
+  'ReadonlyArray<AgentTool>',
+  (u): u is readonly AgentTool[] => Array.isArray(u) && u.every((x) => AgentToolShape.is(x)),
+  (u, c) => {
+    if (!Array.isArray(u)) return t.failure(u, c)
+    const errors: t.ValidationError[] = []
+    const seen = new Map<string, number>()
+    u.forEach((tool: unknown, i) => {
+      const at = t.appendContext(c, String(i), AgentToolShape, tool)
+      const r = AgentToolShape.validate(tool, at)
+      if (r._tag === 'Left') return errors.push(...r.left)
+      const first = seen.get(r.right.name)
+      if (first !== undefined) {
+        const name = r.right.name
+        const fields = t.appendContext(at, '', AgentToolShape.types[0], tool)
+        errors.push({ value: name, context: t.appendContext(fields, 'name', ToolName, name), message: `the tool at index ${first} is also named ${JSON.stringify(name)}` })
+      } else seen.set(r.right.name, i)
+      return undefined
+    })
+    return errors.length > 0 ? t.failures(errors) : t.success(u as readonly AgentTool[])
+  },
+  t.identity,
+)

@@ -1,0 +1,226 @@
+/**
+ * What the public entries accept, and the one error they throw for anything
+ * else. Each entry (`agentLoop`, `Agent.prompt`, `Agent.restore`, a checkpoint
+ * store's `load`, `defineTool`…) decodes its input here once: the forms users
+ * of other runtimes write are normalized to the canonical one, and anything
+ * else wrong is an {@link InvalidInputError} naming the path — never a value
+ * silently dropped or sent in the wrong role.
+ *
+ * Accepted beyond the canonical form:
+ * - a plain string wherever a prompt is expected (a user message with one text block);
+ * - `content: 'text'` on a user or tool-result message (one text block);
+ * - no `timestamp` on a user or tool-result message (the entry's clock fills it in).
+ *
+ * Frozen messages that passed once are remembered (weakly) and not checked
+ * again: the transcript an Agent passes to every run is checked once.
+ */
+import * as t from 'io-ts'
+import { NonNegativeInteger, describeValue, reportErrors, struct, taggedUnion, type DecodeIssue } from './codec.js'
+import { ImageContent, UserContent, text } from './content.js'
+import { AgentTools, type AgentTool } from './tool.js'
+import { AssistantMessage, CustomMessage, type AgentMessage, type ToolResultMessage, type UserMessage } from './message.js'
+
+/** Problems listed in the message after the first; `errors` holds them all. */
+const MORE_SHOWN = 4
+
+/**
+ * A value a public entry cannot accept. `entry` is the function that was
+ * called, `what` the argument, and `errors` every problem found, each with
+ * its path (`messages[0].content`). The message names the first one.
+ */
+export class InvalidInputError extends TypeError {
+  override readonly name = 'InvalidInputError'
+  constructor(
+    readonly entry: string,
+    readonly what: string,
+    readonly errors: readonly DecodeIssue[],
+  ) {
+    const [first, ...more] = errors
+    const head = `${entry}: invalid ${what} ${first?.message ?? 'value'}`
+    const shown = more.slice(0, MORE_SHOWN).map((e) => `\n  and ${e.message}`)
+    const rest = more.length > MORE_SHOWN ? `\n  and ${more.length - MORE_SHOWN} more (see .errors)` : ''
+    super(`${head}${shown.join('')}${rest}`)
+  }
+}
+
+/** The failure for one issue at `path`. */
+export const invalidInput = (entry: string, what: string, path: string, message: string, value?: unknown): InvalidInputError =>
+  new InvalidInputError(entry, what, [{ path, expected: message, actual: describeValue(value), message: `at ${path}: ${message}` }])
+
+/** `codec`, or nothing: for an optional argument or field, without a union's noise in the message. */
+export const optional = <A, O>(codec: t.Type<A, O, unknown>): t.Type<A | undefined, O | undefined, unknown> =>
+  new t.Type<A | undefined, O | undefined, unknown>(
+    codec.name,
+    (u): u is A | undefined => u === undefined || codec.is(u),
+    (u, c) => (u === undefined ? t.success(undefined) : codec.validate(u, c)),
+    (a) => (a === undefined ? undefined : codec.encode(a)),
+  )
+
+/** Decodes `u` with `codec` or throws an {@link InvalidInputError}; paths start at `root` (`prompts`, `messages`…). */
+export function decodeInput<A>(codec: t.Decoder<unknown, A>, u: unknown, entry: string, what: string, root = ''): A {
+  const result = codec.validate(u, [{ key: '', type: codec as t.Decoder<unknown, unknown> as t.Mixed, actual: u }])
+  if (result._tag === 'Right') return result.right
+  throw new InvalidInputError(entry, what, reportErrors(result.left, root))
+}
+
+const UserContentList = t.readonlyArray(UserContent)
+
+/** Message content as users write it: canonical blocks, or a string read as one text block. */
+export const ContentInput = new t.Type<readonly UserContent[], readonly UserContent[], unknown>(
+  'string | ReadonlyArray<UserContent>',
+  UserContentList.is,
+  (u, c) =>
+    typeof u === 'string' ? t.success([text(u)]) : Array.isArray(u) ? UserContentList.validate(u, t.appendContext(c, '', UserContentList, u)) : t.failure(u, c),
+  t.identity,
+)
+
+/** A user message as users write it: `content` may be a string, `timestamp` may be left out. */
+export const UserMessageInput = struct('UserMessage', { role: t.literal('user'), content: ContentInput }, { timestamp: NonNegativeInteger })
+export type UserMessageInput = Omit<UserMessage, 'content' | 'timestamp'> & { readonly content: string | readonly UserContent[]; readonly timestamp?: number }
+
+/** A tool result as users write it: `content` may be a string, `timestamp` may be left out. */
+export const ToolResultMessageInput = struct(
+  'ToolResultMessage',
+  { role: t.literal('toolResult'), toolCallId: t.string, toolName: t.string, content: ContentInput, isError: t.boolean },
+  { timestamp: NonNegativeInteger, details: t.unknown },
+)
+export type ToolResultMessageInput = Omit<ToolResultMessage, 'content' | 'timestamp'> & {
+  readonly content: string | readonly UserContent[]
+  readonly timestamp?: number
+}
+
+/** Any message as an entry accepts it. Assistant and custom messages are taken in their canonical form only. */
+export const AgentMessageInput = taggedUnion('role', [UserMessageInput, AssistantMessage, ToolResultMessageInput, CustomMessage], 'AgentMessage')
+export type AgentMessageInput = AgentMessage | UserMessageInput | ToolResultMessageInput
+
+/** What a prompt can be: text, a message, or several (each text or a message). */
+export type PromptInput = string | AgentMessageInput | readonly (string | AgentMessageInput)[]
+
+/** Messages (frozen ones only: they cannot change since) that passed a check. */
+const checked = new WeakSet<object>()
+
+/** A normalized message, frozen with its content list (copied unless frozen already: the caller's list stays theirs). */
+function frozen(message: AgentMessage): AgentMessage {
+  if (message.role === 'custom' || Object.isFrozen(message.content)) return Object.freeze(message)
+  return Object.freeze({ ...message, content: Object.freeze([...message.content]) } as AgentMessage)
+}
+
+/** One message, decoded and normalized (a new, frozen object when it changed). */
+function normalize(u: unknown, now: number, context: t.Context): t.Validation<AgentMessage> {
+  const decoded = AgentMessageInput.validate(typeof u === 'string' ? { role: 'user', content: u } : u, context)
+  if (decoded._tag === 'Left') return decoded
+  const m = decoded.right as AgentMessage | (AgentMessageInput & { timestamp?: number })
+  const untimed = (m.role === 'user' || m.role === 'toolResult') && m.timestamp === undefined
+  if (m === u && !untimed) {
+    if (Object.isFrozen(m)) checked.add(m)
+    return t.success(m as AgentMessage)
+  }
+  const out = frozen((untimed ? { ...m, timestamp: now } : m) as AgentMessage)
+  checked.add(out)
+  return t.success(out)
+}
+
+/**
+ * A list of messages decoded and normalized: the same array when every message
+ * was canonical already (a transcript keeps its identity), else a new one.
+ * Strings in the list are read as user messages only when `strings` is set
+ * (prompts); `indexed: false` reports a one-item list's paths without `[0]`.
+ */
+function decodeList(list: readonly unknown[], now: number, strings: boolean, context: t.Context, indexed = true): t.Validation<readonly AgentMessage[]> {
+  let out: unknown[] | undefined
+  const errors: t.ValidationError[] = []
+  for (let i = 0; i < list.length; i++) {
+    const u = list[i]
+    let m = u
+    if (typeof u !== 'object' || u === null || !checked.has(u)) {
+      const c = indexed ? t.appendContext(context, String(i), AgentMessageInput, u) : context
+      if (typeof u === 'string' && !strings) {
+        errors.push({ value: u, context: c, message: `expected a message object, got ${describeValue(u)}` })
+        continue
+      }
+      const r = normalize(u, now, c)
+      if (r._tag === 'Left') {
+        errors.push(...r.left)
+        continue
+      }
+      m = r.right
+    }
+    if (m !== u && out === undefined) out = list.slice(0, i)
+    out?.push(m)
+  }
+  if (errors.length > 0) return t.failures(errors)
+  return t.success((out ?? list) as readonly AgentMessage[])
+}
+
+/** `readonly AgentMessage[]` from a list of message inputs (a transcript: strings are not messages). */
+export const MessagesInput = (now: number): t.Type<readonly AgentMessage[], unknown, unknown> =>
+  new t.Type<readonly AgentMessage[], unknown, unknown>(
+    'ReadonlyArray<AgentMessage>',
+    (u): u is readonly AgentMessage[] => Array.isArray(u),
+    (u, c) => (Array.isArray(u) ? decodeList(u, now, false, c) : t.failure(u, c)),
+    t.identity,
+  )
+
+/** One prompt or message, or a list: paths start at `what` (or `whats` for a list). */
+function decodeOneOrMany(input: unknown, entry: string, now: number, what: string): readonly AgentMessage[] {
+  const list = Array.isArray(input)
+  return decodeInput(
+    new t.Type<readonly AgentMessage[], unknown, unknown>(
+      list ? 'ReadonlyArray<string | AgentMessage>' : 'string | AgentMessage',
+      (u): u is readonly AgentMessage[] => Array.isArray(u),
+      (u, c) => decodeList(list ? (u as unknown[]) : [u], now, true, c, list),
+      t.identity,
+    ),
+    input,
+    entry,
+    list ? `${what}s` : what,
+    list ? `${what}s` : what,
+  )
+}
+
+/**
+ * Decodes a prompt (a string, a message, or a list of them) to canonical
+ * messages. `images` join a text prompt's message.
+ *
+ * @throws InvalidInputError naming the path (`prompt.content`, `prompts[1].role`).
+ */
+export function decodePrompts(input: unknown, entry: string, now: number, images: readonly unknown[] = []): readonly AgentMessage[] {
+  const messages = decodeOneOrMany(input, entry, now, 'prompt')
+  if (images.length === 0) return messages
+  const pictures = decodeInput(t.readonlyArray(ImageContent), images, entry, 'images', 'images')
+  if (typeof input !== 'string') throw invalidInput(entry, 'images', 'images', 'images join a text prompt; put them in the message content instead')
+  const m = messages[0] as UserMessage
+  return [frozen({ ...m, content: [...m.content, ...pictures] })]
+}
+
+/** Decodes one message (a string is a user message). */
+export function decodeMessage(input: unknown, entry: string, now: number): AgentMessage {
+  if (Array.isArray(input)) throw invalidInput(entry, 'message', 'message', `expected one message, got ${describeValue(input)}`, input)
+  return decodeOneOrMany(input, entry, now, 'message')[0]!
+}
+
+/**
+ * Decodes a list of messages (not strings) that paths start at `root`.
+ *
+ * @throws InvalidInputError naming the path (`steering[0].content`).
+ */
+export function decodeMessages(list: readonly unknown[], entry: string, what: string, root: string, now: number): readonly AgentMessage[] {
+  return decodeInput(MessagesInput(now), list, entry, what, root)
+}
+
+/** What a run works on, as the loop's entries decode it: a system prompt, a transcript, tools. */
+export interface ContextInput {
+  readonly systemPrompt: string
+  readonly messages: readonly AgentMessage[]
+  readonly tools: readonly AgentTool[]
+}
+
+/**
+ * Decodes a run's context: the same object when it was canonical already.
+ *
+ * @throws InvalidInputError naming the path (`messages[3].content`, `tools[0].execute`).
+ */
+export function decodeContext<C extends ContextInput>(input: C, entry: string, now: number): C {
+  const codec = t.type({ systemPrompt: t.string, messages: MessagesInput(now), tools: AgentTools }, 'AgentContext')
+  return decodeInput(codec, input, entry, 'context') as C
+}
