@@ -140,8 +140,8 @@ function resultOf(state: TurnState): AgentResult {
 function run(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig): Observable<AgentEvent> {
   return defer(() => {
     const scheduler = config.scheduler ?? asyncScheduler
-    const steering = new MessageQueue(config.steering, config.steeringMode)
-    const followUp = new MessageQueue(config.followUp, config.followUpMode)
+    const steering = new MessageQueue(config.steering, config.steeringMode, 'steering source')
+    const followUp = new MessageQueue(config.followUp, config.followUpMode, 'follow-up source')
     const abort$ = config.signal === undefined ? undefined : aborted(config.signal)
     const policies = config.policies ?? {}
     const stages: TurnStages = {

@@ -1,5 +1,6 @@
 /** Steering and follow-up messages, from wherever the app produces them. */
 import { isObservable, type Observable, type Subscription } from 'rxjs'
+import { CallbackError } from '../rx/user-callback.js'
 import type { AgentMessage } from '../types/message.js'
 
 /**
@@ -15,21 +16,40 @@ export type QueueMode = 'all' | 'oneAtATime'
 /** A run's view of a {@link MessageSource}: `poll` drains it according to the mode. */
 export class MessageQueue {
   private readonly buffer: AgentMessage[] = []
+  /** The Observable source's error, reported at the next poll point. */
+  private failure: CallbackError | undefined
 
   constructor(
     private readonly source: MessageSource | undefined,
     private readonly mode: QueueMode = 'all',
+    /** Names the source in errors: `steering source`, `follow-up source`. */
+    private readonly name = 'message source',
   ) {}
 
   /** Subscribes to an Observable source; the returned subscription ends the buffering. */
   connect(): Subscription | undefined {
     if (this.source === undefined || !isObservable(this.source)) return undefined
-    return this.source.subscribe((message) => this.buffer.push(message))
+    return this.source.subscribe({
+      next: (message) => this.buffer.push(message),
+      error: (error: unknown) => (this.failure = CallbackError.of(this.name, 'failed', error)),
+    })
   }
 
-  /** The messages to deliver now (possibly none). */
+  /**
+   * The messages to deliver now (possibly none). Throws a {@link CallbackError}
+   * naming the source when the function threw or the Observable errored.
+   */
   readonly poll = (): readonly AgentMessage[] => {
-    if (this.source !== undefined && !isObservable(this.source)) this.buffer.push(...this.source())
+    if (this.failure !== undefined) throw this.failure
+    if (this.source !== undefined && !isObservable(this.source)) {
+      let found: readonly AgentMessage[]
+      try {
+        found = this.source()
+      } catch (error) {
+        throw CallbackError.of(this.name, 'threw', error)
+      }
+      this.buffer.push(...found)
+    }
     if (this.buffer.length === 0) return []
     return this.mode === 'all' ? this.buffer.splice(0) : this.buffer.splice(0, 1)
   }
