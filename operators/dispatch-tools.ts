@@ -137,13 +137,17 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
           // Added to a closed `held` (the call already finished) it is torn down at once.
           held.add(
             start.running.subscribe(
-              linked(held, {
-                next: (event) =>
-                  event.type === 'update'
-                    ? o.next({ type: 'toolExecutionUpdate', toolCallId: call.id, toolName: call.name, partialResult: event.output })
-                    : finish(event.output, event.isError),
-                error: (error: unknown) => o.error(error),
-              }),
+              linked(
+                held,
+                {
+                  next: (event) =>
+                    event.type === 'update'
+                      ? o.next({ type: 'toolExecutionUpdate', toolCallId: call.id, toolName: call.name, partialResult: event.output })
+                      : finish(event.output, event.isError),
+                  error: (error: unknown) => o.error(error),
+                },
+                o,
+              ),
             ),
           )
         }

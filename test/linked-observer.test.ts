@@ -79,6 +79,26 @@ describe('LinkedObserver error routing', () => {
     expect(d.seen).toEqual(['error error handler threw'])
   })
 
+  it('a plain Subscription destination with an error target: the throw goes there', () => {
+    const errors: string[] = []
+    const source = new Subject<number>()
+    const held = new Subscription()
+    source.subscribe(
+      linked<number>(
+        held,
+        {
+          next: () => {
+            throw new Error('to the target')
+          },
+        },
+        { error: (e: unknown) => errors.push((e as Error).message) },
+      ),
+    )
+    expect(() => source.next(1)).not.toThrow()
+    expect(errors).toEqual(['to the target'])
+    expect(source.observed).toBe(false)
+  })
+
   it('without a destination to error, a throw is reported as unhandled (the last resort), not thrown into the source', async () => {
     const reported: unknown[] = []
     config.onUnhandledError = (e) => reported.push(e)

@@ -85,11 +85,12 @@ export class LinkedObserver<T> extends Subscription implements Observer<T> {
       this.unsubscribe()
     }
   }
-  /** The sink's error; a sink that has already ended ignores it, as a stopped RxJS subscriber does. */
+  /** The sink's error (a sink that has already ended ignores it, as a stopped RxJS subscriber does); the source is dropped. */
   private route(error: unknown): void {
     this.stopped = true
     if (this.sink !== undefined) this.sink.error(error)
     else reportUnhandled(error)
+    this.unsubscribe()
   }
 }
 
@@ -105,18 +106,19 @@ function reportUnhandled(error: unknown): void {
 /**
  * An observer for `source.subscribe(…)` that is already torn down with
  * `destination`. Errors and completions default to the destination's, and a
- * handler that throws errors the destination (when it is a Subscriber).
+ * handler that throws errors the destination (when it is a Subscriber) or
+ * `errorTo` (when the destination is a plain Subscription).
  *
  * @example
  * source.subscribe(linked(subscriber, { next: (v) => subscriber.next(f(v)) }))
  */
-export function linked<T>(destination: Subscriber<unknown> | Subscription, handlers: LinkedHandlers<T>): LinkedObserver<T> {
-  const sink: ErrorSink | undefined = 'error' in destination ? destination : undefined
+export function linked<T>(destination: Subscriber<unknown> | Subscription, handlers: LinkedHandlers<T>, errorTo?: ErrorSink): LinkedObserver<T> {
+  const sink: ErrorSink | undefined = errorTo ?? ('error' in destination ? destination : undefined)
   const observer = new LinkedObserver<T>(
     {
       next: handlers.next,
       ...(handlers.error === undefined ? {} : { error: handlers.error }),
-      complete: handlers.complete ?? (sink === undefined ? () => undefined : () => (destination as Subscriber<unknown>).complete()),
+      complete: handlers.complete ?? ('complete' in destination ? () => destination.complete() : () => undefined),
     },
     sink,
   )
