@@ -335,3 +335,20 @@ describe('a callback that fails never crashes the process or hangs the run', () 
     }
   })
 })
+
+describe('an Agent whose callback fails settles', () => {
+  it.each([
+    ['recoverOverflow', { recoverOverflow: failing('sync throw') }, [overflow(), reply.text('again')]],
+    ['retry.shouldRetry', { retry: { shouldRetry: failing('sync throw') } }, [overloaded(), reply.text('again')]],
+  ] as const)('%s: the run resolves with stopReason error, the agent is idle, and the next prompt runs', async (name, options, script) => {
+    const model = scriptedModel(script)
+    const agent = new Agent({ systemPrompt: 'test', model: model.model, streamFn: model.streamFn, ...options })
+    const first = await agent.prompt('hello')
+    expect(first.stopReason).toBe('error')
+    expect(first.error).toMatch(new RegExp(`^${name.replace('.', '\\.')} threw: boom`))
+    expect(agent.isRunning).toBe(false)
+    expect(agent.state.error).toMatch(/threw: boom/)
+    const second = await agent.prompt('once more')
+    expect(second.stopReason).toBe('stop')
+  }, 10_000)
+})
