@@ -352,3 +352,16 @@ describe('an Agent whose callback fails settles', () => {
     expect(second.stopReason).toBe('stop')
   }, 10_000)
 })
+
+describe('guards fail closed', () => {
+  it('an approvalRequired that answers neither true nor false (plain JS) still has the approver asked', async () => {
+    const asked: string[] = []
+    const events = await runLoop(toolThenText, [addTool], {
+      approveTool: ({ toolCall }) => (asked.push(toolCall.id), Approval.reject('no')),
+      approvalRequired: (() => undefined) as unknown as () => boolean,
+      policies: { preDispatch: [{ name: 'ok', evaluate: () => ({ action: 'continue' }) }] },
+    })
+    expect(asked).toEqual(['c1'])
+    expect(textOf(toolResultsOf(events)[0]!)).toBe('Tool call rejected by the approver: no')
+  })
+})

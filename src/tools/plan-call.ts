@@ -76,7 +76,8 @@ function asksApprover(ctx: PlanContext, call: ToolCallContent, tool: AgentTool):
   if (ctx.approveTool === undefined) return false
   if (ctx.approvalRequired === undefined) return true
   const required = callUser('approvalRequired', ctx.approvalRequired, tool)
-  return required instanceof CallbackError ? answer(call, `Tool call not executed: ${required.message}`) : required
+  // Only an explicit `false` skips the approver.
+  return required instanceof CallbackError ? answer(call, `Tool call not executed: ${required.message}`) : required !== false
 }
 
 /** Decodes the arguments into a plan: run with them, or answer with what is wrong. */
