@@ -1,5 +1,6 @@
 import { defer, identity, Observable, type MonoTypeOperatorFunction } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
+import { callStreamFn, callUser, CallbackError } from '../src/rx/user-callback.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { CompactionEvent } from '../src/types/event.js'
 import type { LlmMessage } from '../src/types/message.js'
@@ -23,7 +24,7 @@ export interface OverflowRecovery {
 export interface CallModelOptions {
   /** Applied to each model's attempt: the retries (see `retryStream`). */
   readonly retry?: MonoTypeOperatorFunction<ProviderChunk>
-  /** Asked once, when the provider says the context overflowed. */
+  /** Asked once, when the provider says the context overflowed. A throw fails the call (`recoverOverflow threw: …`). */
   readonly recoverOverflow?: () => OverflowRecovery | undefined
   /** Told about the compaction before the smaller context is sent. */
   readonly onCompaction?: (event: CompactionEvent) => void
@@ -51,10 +52,14 @@ export function callModel(request: LlmRequest, routes: readonly ModelRoute[], op
     let route = 0
     let recovered = false
     let messages = request.messages
-    /** Retries once with the recovered context; `false` when there is nothing to recover with. */
+    /** Retries once with the recovered context; `false` when there is nothing to recover with (`true` when recovery itself failed: the call errored). */
     const recoverFrom = (info: ProviderErrorInfo): boolean => {
       if (recovered || options.recoverOverflow === undefined) return false
-      const recovery = options.recoverOverflow()
+      const recovery = callUser('recoverOverflow', options.recoverOverflow)
+      if (recovery instanceof CallbackError) {
+        subscriber.error(recovery)
+        return true
+      }
       if (recovery === undefined) return false
       recovered = true
       messages = recovery.messages
@@ -67,7 +72,7 @@ export function callModel(request: LlmRequest, routes: readonly ModelRoute[], op
       const { model, streamFn } = routes[route]!
       let stopped = false
       let prompt = 0
-      defer(() => streamFn({ ...request, model, messages }))
+      defer(() => callStreamFn(streamFn, { ...request, model, messages }))
         .pipe(retry)
         .subscribe(
           linked<ProviderChunk>(subscriber, {

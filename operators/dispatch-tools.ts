@@ -2,6 +2,7 @@ import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, Subjec
 import type { ApproveTool } from '../src/policy/approval.js'
 import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
+import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import { answer, planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
 import { errorOutput, startTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
@@ -111,8 +112,10 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
             // Polled before the slot is freed: a call must not start if steering is about to
             // interrupt the batch.
             if (options.interruptOnSteering !== undefined && cancelled === undefined) {
-              const found = options.interruptOnSteering()
-              if (found.length > 0) {
+              const found = callUser('steering source', options.interruptOnSteering)
+              // A failing source ends the run after this batch; the calls already planned still run.
+              if (found instanceof CallbackError) stop ??= { reason: 'error', message: found.message }
+              else if (found.length > 0) {
                 steering.push(...found)
                 cancelAll('steering')
               }
@@ -140,13 +143,17 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
           // Added to a closed `held` (the call already finished) it is torn down at once.
           held.add(
             start.running.subscribe(
-              linked(held, {
-                next: (event) =>
-                  event.type === 'update'
-                    ? o.next({ type: 'toolExecutionUpdate', toolCallId: call.id, toolName: call.name, partialResult: event.output })
-                    : finish(event.output, event.isError),
-                error: (error: unknown) => o.error(error),
-              }),
+              linked(
+                held,
+                {
+                  next: (event) =>
+                    event.type === 'update'
+                      ? o.next({ type: 'toolExecutionUpdate', toolCallId: call.id, toolName: call.name, partialResult: event.output })
+                      : finish(event.output, event.isError),
+                  error: (error: unknown) => o.error(error),
+                },
+                o,
+              ),
             ),
           )
         }

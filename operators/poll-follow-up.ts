@@ -1,3 +1,4 @@
+import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import type { AgentMessage } from '../src/types/message.js'
 import { appended, nextState, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
@@ -5,6 +6,8 @@ import { onTurnState } from './on-turn-state.js'
 /**
  * When the loop would end (`idle`), takes the follow-up messages that are
  * waiting; if there are any, the loop goes on with them instead of ending.
+ * A source that throws ends the run with stopReason `error`
+ * (`follow-up source threw: …`).
  *
  * ```
  * source: --S|      S.continuation === 'idle'
@@ -14,7 +17,8 @@ import { onTurnState } from './on-turn-state.js'
 export function pollFollowUp(poll: () => readonly AgentMessage[] = () => []): TurnOperator {
   return onTurnState((state) => {
     if (state.continuation !== 'idle') return state
-    const found = poll()
+    const found = callUser('follow-up source', poll)
+    if (found instanceof CallbackError) return nextState(state, { stop: { reason: 'error', message: found.message } })
     if (found.length === 0) return state
     return nextState(state, { pending: appended(state.pending, found), continuation: 'next' })
   })

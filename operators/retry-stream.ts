@@ -3,6 +3,7 @@ import type { ProviderChunk } from '../src/types/chunk.js'
 import { ProviderError, type ProviderErrorInfo } from '../src/types/provider-error.js'
 import { errorText } from '../src/types/codec.js'
 import { linked } from '../src/rx/linked-observer.js'
+import { callUser, CallbackError } from '../src/rx/user-callback.js'
 
 /** How {@link retryStream} retries. Every field has a default. */
 export interface RetryOptions {
@@ -19,7 +20,7 @@ export interface RetryOptions {
   readonly maxServerDelayMs?: number
   /** Random share of each computed delay, 0–1 (default 0.2: ±20 %). */
   readonly jitter?: number
-  /** Whether to retry this error (default: `info.retryable`). */
+  /** Whether to retry this error (default: `info.retryable`). A throw fails the call (`retry.shouldRetry threw: …`). */
   readonly shouldRetry?: (info: ProviderErrorInfo, attempt: number) => boolean
   /** The source of randomness for jitter (default `Math.random`); inject for deterministic tests. */
   readonly random?: () => number
@@ -37,6 +38,9 @@ export function retryDelay(info: ProviderErrorInfo, attempt: number, options: Re
   const spread = exponential * jitter * (2 * (options.random ?? Math.random)() - 1)
   return Math.max(0, Math.min(cap, Math.round(exponential + spread)))
 }
+
+/** A failed retry callback, with the provider error it was deciding on. */
+const named = (failure: CallbackError, error: unknown): Error => new Error(`${failure.message} (deciding whether to retry: ${errorText(error)})`, { cause: failure })
 
 /**
  * Makes a model call again when it fails with a retryable
@@ -72,11 +76,20 @@ export function retryStream(options: RetryOptions = {}): MonoTypeOperatorFunctio
             },
             error: (error: unknown) => {
               const info = error instanceof ProviderError ? error.info : undefined
-              if (info === undefined || stopped || attempt >= maxAttempts || !shouldRetry(info, attempt)) {
+              if (info === undefined || stopped || attempt >= maxAttempts) {
                 subscriber.error(error)
                 return
               }
-              const delayMs = retryDelay(info, attempt, options)
+              const retry = callUser('retry.shouldRetry', shouldRetry, info, attempt)
+              if (retry instanceof CallbackError || !retry) {
+                subscriber.error(retry instanceof CallbackError ? named(retry, error) : error)
+                return
+              }
+              const delayMs = callUser('retry.random', retryDelay, info, attempt, options)
+              if (delayMs instanceof CallbackError) {
+                subscriber.error(named(delayMs, error))
+                return
+              }
               if (delayMs > maxServerDelay) {
                 subscriber.error(
                   new ProviderError({ ...info, retryable: false, message: `${errorText(error)} (the server asked to wait ${Math.round(delayMs / 1000)} s, longer than the ${Math.round(maxServerDelay / 1000)} s allowed)` }),

@@ -6,6 +6,7 @@ import type { LlmRequest, StreamFn, StreamOptions } from '../src/types/request.j
 import { toolSchemaOf, type AgentTool, type ToolSchema } from '../src/types/tool.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
 import { linked } from '../src/rx/linked-observer.js'
+import { callStreamFn } from '../src/rx/user-callback.js'
 import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import { accumulateMessage } from './accumulate-message.js'
 import { defaultConvertToLlm } from './transform-context.js'
@@ -79,7 +80,7 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
         const chunks$ =
           options.fallback === undefined && recover === undefined
             ? // The common case needs neither a fallback chain nor recovery: one layer less per chunk.
-              defer(() => options.streamFn(request)).pipe(retry)
+              defer(() => callStreamFn(options.streamFn, request)).pipe(retry)
             : callModel(request, [{ model: state.model, streamFn: options.streamFn }, ...(options.fallback ?? [])], {
                 retry,
                 ...(recover === undefined ? {} : { recoverOverflow: () => recover(state) }),

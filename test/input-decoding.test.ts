@@ -293,8 +293,12 @@ describe('agentLoop: steering and follow-up sources are decoded as their message
     const call = reply.toolCalls([{ id: 'c1', name: 'add', args: { a: 1, b: 2 } }])
     const model = scriptedModel([call, reply.text('ok')])
     const steering = () => [bad<AgentMessage>({ role: 'human', content: 'stop' })]
-    const error = await rejected(lastValueFrom(agentLoop(hello, { systemPrompt: 's', messages: [], tools: [addTool] }, { model: model.model, streamFn: model.streamFn, steering })))
-    expect(error.message).toBe(`agentLoop: invalid steering message at steering[0]: 'role' must be one of 'user' | 'assistant' | 'toolResult' | 'custom', got "human"`)
+    const end = await lastValueFrom(agentLoop(hello, { systemPrompt: 's', messages: [], tools: [addTool] }, { model: model.model, streamFn: model.streamFn, steering }))
+    // A source's bad message is that callback's failure: a run error naming the source and the path (see callback-guards).
+    expect(end.type === 'agentEnd' && end.result.stopReason).toBe('error')
+    expect(end.type === 'agentEnd' && end.result.error).toBe(
+      `steering source sent an invalid message: agentLoop: invalid steering message at steering[0]: 'role' must be one of 'user' | 'assistant' | 'toolResult' | 'custom', got "human"`,
+    )
     expect(model.requests).toHaveLength(1)
   })
 

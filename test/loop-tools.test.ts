@@ -287,7 +287,7 @@ describe('tool failures are results, and the loop goes on', () => {
         },
       }),
     )
-    expect(resultOf(events)).toMatchObject({ stopReason: 'error', error: 'no network' })
+    expect(resultOf(events)).toMatchObject({ stopReason: 'error', error: 'streamFn threw: no network' })
   })
 
   it('running out of script is a clear error', () => {

@@ -4,7 +4,7 @@
  * owns what outlives a run: the transcript, the queues, the model, the
  * checkpoints.
  */
-import { asyncScheduler, BehaviorSubject, defer, from, Observable, ReplaySubject, Subject, switchMap, type SchedulerLike, type Subscription } from 'rxjs'
+import { asyncScheduler, BehaviorSubject, defer, from, Observable, ReplaySubject, Subject, switchMap, throwError, type SchedulerLike, type Subscription } from 'rxjs'
 import { agentLoop, agentLoopContinue, type AgentLoopConfig } from '../loop/agent-loop.js'
 import type { QueueMode } from '../loop/message-queue.js'
 import type { ModelRoute, OverflowRecovery } from '../../operators/call-model.js'
@@ -20,6 +20,7 @@ import { budgetPolicy, loopDetection, toolDenyList, type BudgetLimits, type Deny
 import type { TurnState } from '../turn/turn-state.js'
 import { isKind } from '../types/codec-kind.js'
 import { errorText } from '../types/codec.js'
+import { callUser, CallbackError, failuresOf } from '../rx/user-callback.js'
 import { extractText, type ImageContent } from '../types/content.js'
 import type { AgentEvent, CompactionEvent } from '../types/event.js'
 import { userMessage, type AgentMessage } from '../types/message.js'
@@ -113,6 +114,7 @@ export interface AgentOptions {
   readonly toolTimeoutMs?: number
   /** Joins the system prompt in plan mode. */
   readonly planModeAddendum?: string
+  /** Told each turn's metrics; a collector that throws or rejects is reported as a `listenerError`. */
   readonly metrics?: MetricsCollector
   /** Called with every event, isolated like listeners. */
   readonly forwarders?: readonly ((event: AgentRunEvent) => void)[]
@@ -123,7 +125,7 @@ export interface AgentOptions {
   readonly whileRunning?: 'error' | 'followUp'
   /** Whether a model has a native JSON-schema output mode (default: providers `openai` and `google`). */
   readonly nativeStructuredOutput?: (model: ModelSpec) => boolean
-  /** Told when a listener or forwarder throws (default: nothing beyond the `listenerError` event). */
+  /** Told when a listener, forwarder or metrics collector throws or rejects (default: nothing beyond the `listenerError` event). */
   readonly onListenerError?: (error: unknown, event: AgentRunEvent) => void
 }
 
@@ -414,16 +416,21 @@ export class Agent {
   /**
    * Feeds a queue from any Observable (a socket, a UI); unsubscribe to stop. A
    * message that does not decode is reported as a `listenerError` event
-   * (listener `feed(steering)` or `feed(followUp)`) and the feed goes on.
+   * (listener `feed(steering)` or `feed(followUp)`) and the feed goes on; a
+   * source that errors ends the feed with a `listenerError` event (listener
+   * `steering feed` or `followUp feed`).
    */
   feed(queue: 'steering' | 'followUp', source: Observable<string | AgentMessageInput>): Subscription {
-    return source.subscribe((message) => {
-      try {
-        if (queue === 'steering') this.steer(message)
-        else this.followUp(message)
-      } catch (error) {
-        this.emitOwn({ type: 'listenerError', listener: `feed(${queue})`, error: errorText(error), eventType: 'feed' })
-      }
+    return source.subscribe({
+      next: (message) => {
+        try {
+          if (queue === 'steering') this.steer(message)
+          else this.followUp(message)
+        } catch (error) {
+          this.emitOwn({ type: 'listenerError', listener: `feed(${queue})`, error: errorText(error), eventType: 'feed' })
+        }
+      },
+      error: (error: unknown) => this.emitOwn({ type: 'listenerError', listener: `${queue} feed`, error: errorText(error), eventType: 'feed' }),
     })
   }
 
@@ -545,17 +552,26 @@ export class Agent {
   }
 
   private deliver(entry: { readonly name: string; readonly fn: (event: AgentRunEvent) => void }, event: AgentRunEvent): void {
-    try {
-      entry.fn(event)
-    } catch (error) {
-      try {
-        this.options.onListenerError?.(error, event)
-      } catch {
-        // A failing error hook has nowhere left to report to.
-      }
-      if (event.type !== 'listenerError') {
-        this.emit(stamped({ type: 'listenerError', listener: entry.name, error: errorText(error), eventType: event.type }, this.stamp()))
-      }
+    this.callListener(entry.name, () => entry.fn(event), event)
+  }
+
+  /**
+   * Calls a listener, forwarder or collector: a throw, or a rejection of the
+   * Promise it returned (an `async` listener), is reported as a
+   * `listenerError` event and to `onListenerError`, never thrown.
+   */
+  private callListener(name: string, call: () => unknown, event: AgentRunEvent): void {
+    const returned = callUser(name, call)
+    if (returned instanceof CallbackError) this.listenerFailed(name, returned.error, event)
+    else if (isThenable(returned)) returned.then(undefined, (error: unknown) => this.listenerFailed(name, error, event))
+  }
+
+  private listenerFailed(name: string, error: unknown, event: AgentRunEvent): void {
+    // A failing error hook (thrown or rejected) has nowhere left to report to.
+    const hooked: unknown = callUser('onListenerError', () => this.options.onListenerError?.(error, event))
+    if (isThenable(hooked)) hooked.then(undefined, () => undefined)
+    if (event.type !== 'listenerError') {
+      this.emit(stamped({ type: 'listenerError', listener: name, error: errorText(error), eventType: event.type }, this.stamp()))
     }
   }
 
@@ -564,10 +580,12 @@ export class Agent {
     if (resolve === undefined) return route
     return (request: LlmRequest) =>
       defer(() => {
-        const key = resolve(request.model.provider)
+        const key = callUser('getApiKey', resolve, request.model.provider)
         const send = (apiKey: string | undefined): Observable<never> | ReturnType<StreamFn> =>
           route(apiKey === undefined ? request : { ...request, options: { ...request.options, apiKey } })
-        return isThenable(key) ? from(Promise.resolve(key)).pipe(switchMap(send)) : send(key)
+        // A failing resolver fails the call with an error that names it (not retried: it is no provider error).
+        if (key instanceof CallbackError) return throwError(() => key)
+        return isThenable(key) ? from(Promise.resolve(key)).pipe(failuresOf('getApiKey'), switchMap(send)) : send(key)
       })
   }
 
@@ -764,11 +782,7 @@ export class Agent {
         if (this.active !== active) return
         if (event.type === 'turnStart') this.turnIndex = event.turnIndex
         if (event.type === 'turnMetrics') {
-          try {
-            metrics?.onTurn(event.metrics)
-          } catch (error) {
-            this.emit(stamped({ type: 'listenerError', listener: 'metrics collector', error: errorText(error), eventType: 'turnMetrics' }, this.stamp()))
-          }
+          if (metrics !== undefined) this.callListener('metrics collector', () => metrics.onTurn(event.metrics), stamped(event, this.stamp()))
         } else this.setState(reduceAgentState(this.state, event))
         if (event.type === 'turnEnd') this.markBoundary()
         if (event.type === 'agentEnd') {

@@ -150,8 +150,8 @@ function resultOf(state: TurnState): AgentResult {
 function run(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig): Observable<AgentEvent> {
   return defer(() => {
     const scheduler = config.scheduler ?? asyncScheduler
-    const steering = new MessageQueue(config.steering, config.steeringMode, 'steering', () => scheduler.now())
-    const followUp = new MessageQueue(config.followUp, config.followUpMode, 'followUp', () => scheduler.now())
+    const steering = new MessageQueue(config.steering, config.steeringMode, 'steering', () => scheduler.now(), 'steering source')
+    const followUp = new MessageQueue(config.followUp, config.followUpMode, 'followUp', () => scheduler.now(), 'follow-up source')
     const abort$ = config.signal === undefined ? undefined : aborted(config.signal)
     const abortOption = abort$ === undefined ? {} : { abort: abort$ }
     const policies = config.policies ?? {}

@@ -13,6 +13,7 @@ import type { ToolCallContent } from '../types/content.js'
 import type { AgentEvent } from '../types/event.js'
 import type { AgentTool } from '../types/tool.js'
 import type { LoopStop } from '../turn/turn-state.js'
+import { callUser, CallbackError } from '../rx/user-callback.js'
 
 /** What becomes of one call: run it, or answer it at once with an error. */
 export type Plan =
@@ -67,9 +68,22 @@ function precheck(call: ToolCallContent, tools: readonly AgentTool[], cutByLengt
   return answer(call, `Tool '${call.name}' not found. ${names.length === 0 ? 'No tools are available.' : `Available tools: ${names.join(', ')}.`}`)
 }
 
+/**
+ * Whether the approver is asked about `tool`. A throwing `approvalRequired`
+ * cannot say, and a gate must not fail open: the call is not run.
+ */
+function asksApprover(ctx: PlanContext, call: ToolCallContent, tool: AgentTool): boolean | Plan {
+  if (ctx.approveTool === undefined) return false
+  if (ctx.approvalRequired === undefined) return true
+  const required = callUser('approvalRequired', ctx.approvalRequired, tool)
+  // Only an explicit `false` skips the approver.
+  return required instanceof CallbackError ? answer(call, `Tool call not executed: ${required.message}`) : required !== false
+}
+
 /** Decodes the arguments into a plan: run with them, or answer with what is wrong. */
 function decoded(call: ToolCallContent, tool: AgentTool, args: Record<string, unknown>): Plan {
-  const result = tool.decodeArguments(args)
+  const result = callUser('decodeArguments', () => tool.decodeArguments(args))
+  if (result instanceof CallbackError) return answer(call, `Invalid arguments for tool '${tool.name}': ${result.message}`)
   if (isLeft(result)) return answer(call, `Invalid arguments for tool '${tool.name}':\n${result.left.map((l) => `  - ${l}`).join('\n')}`)
   return { kind: 'run', call, tool, args: result.right }
 }
@@ -85,7 +99,10 @@ export function planWithoutAsking(call: ToolCallContent, index: number, ctx: Pla
   if (stopping !== undefined) return { kind: 'planned', index, plan: answer(call, stoppedText(stopping)) }
   const checked = precheck(call, ctx.tools, ctx.cutByLength)
   if (!('execute' in checked)) return { kind: 'planned', index, plan: checked }
-  if (ctx.preDispatch.length > 0 || (ctx.approveTool !== undefined && (ctx.approvalRequired?.(checked) ?? true))) return undefined
+  if (ctx.preDispatch.length > 0) return undefined
+  const asks = asksApprover(ctx, call, checked)
+  if (typeof asks === 'object') return { kind: 'planned', index, plan: asks }
+  if (asks) return undefined
   return { kind: 'planned', index, plan: decoded(call, checked, call.arguments) }
 }
 
@@ -104,7 +121,9 @@ export function planCall(call: ToolCallContent, index: number, ctx: PlanContext)
 
   const approve = (): Observable<Planned | AgentEvent> => {
     const approver = ctx.approveTool
-    if (approver === undefined || ctx.approvalRequired?.(tool) === false) return decodeArgs()
+    const asks = asksApprover(ctx, call, tool)
+    if (typeof asks === 'object') return done(asks)
+    if (approver === undefined || !asks) return decodeArgs()
     const request: AgentEvent = { type: 'toolApprovalRequest', toolCallId: call.id, toolName: call.name, args }
     return concat(
       of(request),

@@ -1,0 +1,74 @@
+/**
+ * Calling user code from inside the runtime. A user callback can fail in
+ * three shapes — a synchronous throw, a rejected Promise, an Observable that
+ * errors — and each becomes a {@link CallbackError} that names the callback,
+ * so the call site routes it where the README says (a run error, an error
+ * tool result, a `listenerError` event) instead of letting it escape a
+ * subscriber.
+ *
+ * Internal: not exported from the package.
+ */
+import { catchError, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs'
+import type { ProviderChunk } from '../types/chunk.js'
+import { errorText } from '../types/codec.js'
+import type { LlmRequest, StreamFn } from '../types/request.js'
+
+/** A user callback failed: `${callback} threw: …` (synchronously) or `${callback} failed: …` (rejected, errored). */
+export class CallbackError extends Error {
+  override readonly name = 'CallbackError'
+  constructor(
+    /** The callback, as the user configured it: `recoverOverflow`, `retry.shouldRetry`, `steering source`… */
+    readonly callback: string,
+    /** `threw`: a synchronous throw; `failed`: a rejected Promise or an erroring Observable; or a value it gave that is invalid. */
+    readonly how: 'threw' | 'failed' | 'sent an invalid message',
+    readonly error: unknown,
+  ) {
+    super(`${callback} ${how}: ${errorText(error)}`, { cause: error })
+  }
+
+  /** `error` named for `callback`, unless it already names a callback (a guard inside a guard). */
+  static of(callback: string, how: 'threw' | 'failed', error: unknown): CallbackError {
+    return error instanceof CallbackError ? error : new CallbackError(callback, how, error)
+  }
+}
+
+/**
+ * `fn(...args)`, or the {@link CallbackError} it threw. Never throws. Off the
+ * per-delta path: used where a callback is called per turn, per call, per
+ * error.
+ *
+ * @example
+ * const recovery = callUser('recoverOverflow', recover, state)
+ * if (recovery instanceof CallbackError) return subscriber.error(recovery)
+ */
+export function callUser<A extends readonly unknown[], R>(callback: string, fn: (...args: A) => R, ...args: A): R | CallbackError {
+  try {
+    return fn(...args)
+  } catch (error) {
+    return CallbackError.of(callback, 'threw', error)
+  }
+}
+
+/**
+ * Names the error of a callback's asynchronous result (a Promise turned
+ * Observable, an Observable) for `callback`.
+ *
+ * ```
+ * source: --#         #: Error('boom')
+ * result: --#         #: CallbackError('getApiKey failed: boom')
+ * ```
+ */
+export function failuresOf<T>(callback: string): MonoTypeOperatorFunction<T> {
+  return catchError((error: unknown) => throwError(() => CallbackError.of(callback, 'failed', error)))
+}
+
+/**
+ * `streamFn(request)`, to be called inside `defer`: a synchronous throw
+ * becomes the call's error, named (`streamFn threw: …`). An Observable that
+ * errors is the provider's own error and is passed on as it is.
+ */
+export function callStreamFn(streamFn: StreamFn, request: LlmRequest): Observable<ProviderChunk> {
+  const chunks = callUser('streamFn', streamFn, request)
+  if (chunks instanceof CallbackError) throw chunks
+  return chunks
+}

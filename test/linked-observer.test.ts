@@ -1,0 +1,117 @@
+/**
+ * The internal linked observer routes a handler's throw the way RxJS's own
+ * `OperatorSubscriber` does: to the destination's `error`, never back into
+ * the source that called it.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { config, Observable, Subject, Subscription, type Subscriber } from 'rxjs'
+import { linked } from '../src/rx/linked-observer.js'
+
+/** A destination that records what reached it. */
+function destination(): { readonly seen: string[]; readonly connect: (f: (s: Subscriber<unknown>) => void) => void } {
+  const seen: string[] = []
+  let body: (s: Subscriber<unknown>) => void = () => undefined
+  const subscriber = new Observable<unknown>((s) => body(s))
+  return {
+    seen,
+    connect: (f) => {
+      body = f
+      subscriber.subscribe({ next: (v) => seen.push(`next ${String(v)}`), error: (e: unknown) => seen.push(`error ${(e as Error).message}`), complete: () => seen.push('complete') })
+    },
+  }
+}
+
+const previous = config.onUnhandledError
+afterEach(() => {
+  config.onUnhandledError = previous
+})
+
+describe('LinkedObserver error routing', () => {
+  it('a throw in next errors the destination and stops the observer; the source is not thrown into', () => {
+    const source = new Subject<number>()
+    const d = destination()
+    d.connect((s) => {
+      source.subscribe(
+        linked<number>(s, {
+          next: (v) => {
+            if (v === 2) throw new Error('next threw')
+            s.next(v)
+          },
+        }),
+      )
+    })
+    source.next(1)
+    expect(() => source.next(2)).not.toThrow()
+    source.next(3)
+    expect(d.seen).toEqual(['next 1', 'error next threw'])
+    expect(source.observed).toBe(false)
+  })
+
+  it('a throw in complete errors the destination', () => {
+    const source = new Subject<number>()
+    const d = destination()
+    d.connect((s) => {
+      source.subscribe(
+        linked<number>(s, {
+          next: (v) => s.next(v),
+          complete: () => {
+            throw new Error('complete threw')
+          },
+        }),
+      )
+    })
+    expect(() => source.complete()).not.toThrow()
+    expect(d.seen).toEqual(['error complete threw'])
+  })
+
+  it('a throw in error errors the destination with the new error, also from a synchronous source', () => {
+    const d = destination()
+    d.connect((s) => {
+      new Observable<number>((inner) => inner.error(new Error('source failed'))).subscribe(
+        linked<number>(s, {
+          next: (v) => s.next(v),
+          error: () => {
+            throw new Error('error handler threw')
+          },
+        }),
+      )
+    })
+    expect(d.seen).toEqual(['error error handler threw'])
+  })
+
+  it('a plain Subscription destination with an error target: the throw goes there', () => {
+    const errors: string[] = []
+    const source = new Subject<number>()
+    const held = new Subscription()
+    source.subscribe(
+      linked<number>(
+        held,
+        {
+          next: () => {
+            throw new Error('to the target')
+          },
+        },
+        { error: (e: unknown) => errors.push((e as Error).message) },
+      ),
+    )
+    expect(() => source.next(1)).not.toThrow()
+    expect(errors).toEqual(['to the target'])
+    expect(source.observed).toBe(false)
+  })
+
+  it('without a destination to error, a throw is reported as unhandled (the last resort), not thrown into the source', async () => {
+    const reported: unknown[] = []
+    config.onUnhandledError = (e) => reported.push(e)
+    const source = new Subject<number>()
+    source.subscribe(
+      linked<number>(new Subscription(), {
+        next: () => {
+          throw new Error('nowhere to go')
+        },
+      }),
+    )
+    expect(() => source.next(1)).not.toThrow()
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(reported.map((e) => (e as Error).message)).toEqual(['nowhere to go'])
+  })
+})
