@@ -7,6 +7,7 @@ import { errorOutput, startTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
 import type { AgentTool, ToolOutput } from '../src/types/tool.js'
+import { outOfOrder } from '../src/turn/turn-protocol.js'
 import { appended, nextState, runViewOf, withMessages, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 
@@ -71,6 +72,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
   return onTurnState(
     (state) => {
       const assistant = state.assistant
+      if (assistant === undefined && state.stop === undefined) throw outOfOrder('dispatchTools', 'a turn the model has not answered', 'streamLlm')
       const calls = assistant === undefined ? [] : toolCallsOf(assistant)
       if (calls.length === 0) return state
       return new Observable<TurnItem>((subscriber) => {
@@ -225,6 +227,6 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         ).subscribe(observer)
       })
     },
-    { whenStopped: true },
+    { whenStopped: true, stage: 'dispatchTools' },
   )
 }

@@ -1,5 +1,6 @@
 import type { AgentMessage } from '../src/types/message.js'
 import { appended, nextState, type TurnOperator } from '../src/turn/turn-state.js'
+import { outOfOrder } from '../src/turn/turn-protocol.js'
 import { onTurnState } from './on-turn-state.js'
 
 /**
@@ -13,9 +14,10 @@ import { onTurnState } from './on-turn-state.js'
  */
 export function pollFollowUp(poll: () => readonly AgentMessage[] = () => []): TurnOperator {
   return onTurnState((state) => {
+    if (state.continuation === undefined) throw outOfOrder('pollFollowUp', 'a turn whose continuation is not decided', 'decideContinuation')
     if (state.continuation !== 'idle') return state
     const found = poll()
     if (found.length === 0) return state
     return nextState(state, { pending: appended(state.pending, found), continuation: 'next' })
-  })
+  }, { stage: 'pollFollowUp' })
 }

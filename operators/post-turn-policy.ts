@@ -29,5 +29,5 @@ export function postTurnPolicy(policies: readonly PostTurnPolicy[] = []): TurnOp
         }),
       ]),
     )
-  })
+  }, { stage: 'postTurnPolicy' })
 }

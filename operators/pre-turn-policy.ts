@@ -26,5 +26,6 @@ export function preTurnPolicy(policies: readonly PreTurnPolicy[] = []): TurnOper
         }),
       ]),
     ),
+    { stage: 'preTurnPolicy' },
   )
 }

@@ -66,5 +66,5 @@ export function transformContext(options: TransformContextOptions = {}): TurnOpe
       defaultIfEmpty(failed(state, new Error('it completed without a value'))),
       catchError((error: unknown) => of(failed(state, error))),
     )
-  })
+  }, { stage: 'transformContext' })
 }

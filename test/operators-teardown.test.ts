@@ -641,7 +641,7 @@ describe('runTurns: teardown', () => {
     runTurns(S0, (states) => states.pipe(concatMap((s) => of(s, s))), (final) => ({ next: final })).subscribe(onError)
     runTurns(S0, (states) => states.pipe(take(1)), (final) => ({ next: final })).subscribe(onError)
     expect(errors).toEqual([
-      'a turn emitted a second state (each turn must end with exactly one)',
+      'turn 0 emitted two states; each turn must end with exactly one',
       'the turn pipeline completed before the run ended (a custom operator completed it)',
     ])
   })
