@@ -2,7 +2,7 @@ import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, Subjec
 import type { ApproveTool } from '../src/policy/approval.js'
 import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
-import { planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
+import { executionArgs, planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
 import { errorOutput, startTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
@@ -119,7 +119,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
             }
             release()
           }
-          o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, args: call.arguments })
+          o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, ...executionArgs(plan) })
           if (cancelled !== undefined) return finish(errorOutput(cancelledText[cancelled].waiting), true)
           if (plan.kind === 'answer') return finish(errorOutput(plan.message), true)
           const timeoutMs = plan.tool.timeoutMs ?? options.toolTimeoutMs
