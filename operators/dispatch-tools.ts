@@ -2,7 +2,7 @@ import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, Subjec
 import type { ApproveTool } from '../src/policy/approval.js'
 import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
-import { executionArgs, planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
+import { answer, executionArgs, planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
 import { errorOutput, startTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
@@ -10,6 +10,7 @@ import type { AgentTool, ToolOutput } from '../src/types/tool.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
 import { appended, nextState, runViewOf, withMessages, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
+import { untilAborted } from './until-aborted.js'
 
 /** How a batch of tool calls runs: all at once (optionally at most `limit` at a time), or one after another. */
 export type ToolExecution = { readonly mode: 'concurrent'; readonly limit?: number } | { readonly mode: 'sequential' }
@@ -24,7 +25,11 @@ export interface DispatchToolsOptions {
   /** Applies to tools without their own `timeoutMs`. */
   readonly toolTimeoutMs?: number
   readonly scheduler: SchedulerLike
-  /** When this emits, running calls are cancelled and every unfinished call gets an "aborted" result. */
+  /**
+   * When this emits, a pending pre-dispatch policy or approval is cancelled
+   * (an open approval request ends rejected), running calls are cancelled,
+   * and every unfinished call gets an "aborted" result.
+   */
   readonly abort?: Observable<unknown>
   /**
    * Polled after every finished call; messages found interrupt the batch
@@ -59,8 +64,9 @@ const cancelledText = {
  * `messageStart`/`messageEnd`, in call order.
  *
  * Every call gets exactly one result, whatever happens: invalid or cut-off
- * arguments, unknown tool, rejection, a throwing or hanging tool, an abort,
- * a steering interruption, or a response that ended in error.
+ * arguments, unknown tool, rejection, a throwing or hanging tool, an abort
+ * (also while a policy or the approver is still deciding), a steering
+ * interruption, or a response that ended in error.
  *
  * ```
  * source: --S|                         (two calls a, b; b finishes first)
@@ -218,10 +224,34 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
           run$().subscribe(observer)
           return
         }
+        // The approval request still waiting for its decision, if any.
+        let asking: AgentEvent | undefined
+        /** On an abort while planning: the open request ends rejected, every call not planned yet is planned as not run. */
+        const abortPlanning = (): readonly (Planned | AgentEvent)[] => {
+          cancelAll('abort')
+          const items: (Planned | AgentEvent)[] = []
+          if (asking?.type === 'toolApprovalRequest') {
+            items.push({ type: 'toolApprovalEnd', toolCallId: asking.toolCallId, toolName: asking.toolName, approved: false, rewritten: false, reason: 'the run was aborted' })
+          }
+          for (let index = planned.length; index < calls.length; index++) {
+            items.push({ kind: 'planned', index, plan: answer(calls[index]!, cancelledText.abort.waiting) })
+          }
+          return items
+        }
+        // The abort as this batch sees it, through its one subscription to `options.abort` (above).
+        const aborted$ =
+          options.abort === undefined
+            ? undefined
+            : new Observable<void>((o) => (cancelled === 'abort' ? o.next() : cancel$.subscribe(() => cancelled === 'abort' && o.next())))
         concat(
           from(calls).pipe(
             concatMap((call, index) => planCall(call, index, context)),
-            mergeMap((item): Observable<AgentEvent> => (isPlanned(item) ? (planned.push(item), EMPTY) : of(item))),
+            untilAborted<Planned | AgentEvent>(aborted$, abortPlanning),
+            mergeMap((item): Observable<AgentEvent> => {
+              if (isPlanned(item)) return (planned.push(item), EMPTY)
+              asking = item.type === 'toolApprovalRequest' ? item : undefined
+              return of(item)
+            }),
           ),
           defer(run$),
         ).subscribe(observer)

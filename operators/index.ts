@@ -4,6 +4,7 @@
  * compose your own to insert, replace or wrap a stage.
  */
 export * from './on-turn-state.js'
+export * from './until-aborted.js'
 export * from './pre-turn-policy.js'
 export * from './start-turn.js'
 export * from './transform-context.js'

@@ -4,6 +4,7 @@ import { isLlmMessage, type AgentMessage, type LlmMessage } from '../src/types/m
 import { hasNoCustomMessages, nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 import { errorText } from '../src/types/codec.js'
+import { abortedState, untilAborted, type AbortOption } from './until-aborted.js'
 
 /** Rewrites what the model will see this turn (windowing, compaction, redaction). The transcript is not changed. */
 export type TransformContext = (
@@ -18,7 +19,7 @@ export type ConvertToLlm = (messages: readonly AgentMessage[]) => readonly LlmMe
 export const defaultConvertToLlm: ConvertToLlm = (messages) =>
   hasNoCustomMessages(messages) ? (messages as readonly LlmMessage[]) : messages.filter(isLlmMessage)
 
-export interface TransformContextOptions {
+export interface TransformContextOptions extends AbortOption {
   readonly transform?: TransformContext
   readonly convertToLlm?: ConvertToLlm
 }
@@ -29,7 +30,9 @@ function isObservableInput(u: unknown): u is ObservableInput<readonly AgentMessa
 
 /**
  * Computes `llmMessages`, the context this turn sends: `convertToLlm(transform(transcript))`.
- * A failing transform stops the run with stopReason `error` and says so.
+ * A failing transform stops the run with stopReason `error` and says so; an
+ * abort while an asynchronous transform is pending cancels it and stops the
+ * run with `aborted` (see {@link untilAborted}).
  *
  * ```
  * source: --S|
@@ -65,6 +68,7 @@ export function transformContext(options: TransformContextOptions = {}): TurnOpe
       map((messages) => done(state, messages)),
       defaultIfEmpty(failed(state, new Error('it completed without a value'))),
       catchError((error: unknown) => of(failed(state, error))),
+      untilAborted<TurnItem>(options.abort, () => [abortedState(state, 'the context transform')]),
     )
   }, { stage: 'transformContext' })
 }

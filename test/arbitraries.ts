@@ -31,7 +31,7 @@ import type {
   ToolResultMessage,
   UserMessage,
 } from '../src/types/message.js'
-import type { Cost, CostRates, Usage } from '../src/types/usage.js'
+import type { Cost, CostRates, CostTier, Usage } from '../src/types/usage.js'
 import type { ModelSpec, ThinkingBudgets, ThinkingLevel } from '../src/types/model.js'
 import type { StopReason } from '../src/types/stop-reason.js'
 import type { ProviderErrorInfo, ProviderErrorKind } from '../src/types/provider-error.js'
@@ -230,11 +230,25 @@ export const arbCostRates: fc.Arbitrary<CostRates> = record(
   plain,
 )
 
-/** Any valid rates: every finite non-negative double. */
-export const arbAnyCostRates: fc.Arbitrary<CostRates> = record(
-  { input: arbMoney, output: arbMoney, cacheRead: arbMoney, cacheWrite: arbMoney },
+/** A price tier: rates that apply to a whole request whose prompt is above a token count. */
+export const arbCostTier: fc.Arbitrary<CostTier> = record(
+  { aboveInputTokens: arbTokenCount, input: arbMoney, output: arbMoney, cacheRead: arbMoney, cacheWrite: arbMoney },
   plain,
 )
+
+/** Any valid rates: every finite non-negative double, sometimes with prompt-length tiers. */
+export const arbAnyCostRates: fc.Arbitrary<CostRates> = record(
+  { input: arbMoney, output: arbMoney, cacheRead: arbMoney, cacheWrite: arbMoney, tiers: fc.array(arbCostTier, { maxLength: 3 }) },
+  { requiredKeys: ['input', 'output', 'cacheRead', 'cacheWrite'], ...plain },
+)
+
+/** Realistic rates with 0 to 3 realistic tiers (thresholds up to 2M tokens). */
+export const arbTieredCostRates: fc.Arbitrary<CostRates> = fc
+  .tuple(
+    arbCostRates,
+    fc.array(fc.tuple(fc.integer({ min: 0, max: 2_000_000 }), arbCostRates), { maxLength: 3 }),
+  )
+  .map(([base, tiers]) => (tiers.length === 0 ? base : { ...base, tiers: tiers.map(([aboveInputTokens, rates]) => ({ aboveInputTokens, ...rates })) }))
 
 // ---------------------------------------------------------------------------
 // Model, stop reasons

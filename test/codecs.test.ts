@@ -319,7 +319,7 @@ describe('decode errors name the path, the expected type and what was there', ()
     ['nested in an event', AgentEvent, { type: 'turnEnd', turnIndex: 0, message: { ...fixtureAssistant, usage: { ...emptyUsage, input: -1 } }, toolResults: [] }, ['at message.usage.input: expected NonNegativeInteger, got -1']],
     ['policy decision', AgentEvent, { type: 'policyDecision', slot: 'x', policy: 'p', action: 'stop' }, ['at slot: expected PolicySlot, got "x"']],
     ['tool output content', ToolOutput, { content: [{ type: 'text' }] }, ['at content[0].text: expected string, got undefined (missing)']],
-    ['usage chunk', ProviderChunk, { type: 'usage', input: -1 }, ['at input: expected NonNegativeInteger, got -1']],
+    ['usage chunk', ProviderChunk, { type: 'usage', input: 1.5 }, ['at input: expected Integer, got 1.5']],
     ['model spec budgets', ModelSpec, { provider: 'p', modelId: 'm', thinkingLevel: 'off', thinkingBudgets: { low: -1 } }, ['at thinkingBudgets.low: expected NonNegativeInteger, got -1']],
     [
       'request',

@@ -75,7 +75,8 @@ export interface AgentOptions {
   readonly convertToLlm?: ConvertToLlm
   /**
    * What the model sees each turn. Default: a sliding window (`slidingWindow`:
-   * 100k tokens, 50k after an overflow, the first 2 messages kept, a tool
+   * 100k tokens, 50k after an overflow — or 3/4 and 1/2 of the model's
+   * `contextWindow` when that is smaller —, the first 2 messages kept, a tool
    * call never separated from its results), configured by `contextWindow`;
    * each time it drops messages a `compaction` event says what. `false`:
    * the whole transcript, always.
@@ -251,7 +252,15 @@ export class Agent {
       options.transformContext === undefined || options.recoverOverflow === undefined
         ? slidingWindow({ ...options.contextWindow, onCompaction: (report) => this.emitOwn(compactionEventOf(report)) })
         : undefined
-    this.transform = options.transformContext === false ? undefined : (options.transformContext ?? window)
+    // The default window is told the current model's context window, so its budgets fit small models.
+    const fitted: TransformContext | undefined =
+      window === undefined
+        ? undefined
+        : (messages, info) => {
+            const contextWindow = this.state.model.contextWindow
+            return window(messages, contextWindow === undefined ? info : { ...info, contextWindow })
+          }
+    this.transform = options.transformContext === false ? undefined : (options.transformContext ?? fitted)
     this.recover =
       options.recoverOverflow === false
         ? undefined

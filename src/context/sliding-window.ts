@@ -38,13 +38,27 @@ export interface WindowInfo {
   readonly turnIndex: number
   /** The provider rejected the context as too long: apply the smaller `overflowMaxTokens`. */
   readonly overflow?: boolean
+  /**
+   * The model's context window in tokens, when known (`ModelSpec.contextWindow`).
+   * Budgets not set in the options are then at most a share of it (see
+   * {@link windowBudgets}), so that a small model's prompt fits.
+   */
+  readonly contextWindow?: number
 }
 
 /** Options of {@link slidingWindow}. */
 export interface SlidingWindowOptions {
-  /** Token budget of the messages a model sees each turn (default 100,000). The system prompt and tools are not counted. */
+  /**
+   * Token budget of the messages a model sees each turn. The system prompt and
+   * tools are not counted. Default: 100,000, or 3/4 of the model's context
+   * window when that is smaller (`info.contextWindow`).
+   */
   readonly maxTokens?: number
-  /** Budget when `info.overflow` is set, after the provider rejected a context (default 50,000). */
+  /**
+   * Budget when `info.overflow` is set, after the provider rejected a context
+   * (or silently truncated it). Default: 50,000, or half of the model's
+   * context window when that is smaller.
+   */
   readonly overflowMaxTokens?: number
   /**
    * Messages at the start that are always kept (default 2: typically the
@@ -66,9 +80,35 @@ export interface SlidingWindow {
   (messages: readonly AgentMessage[], info: WindowInfo): readonly AgentMessage[]
   /** The same window, returning its report instead of telling `onCompaction`. */
   readonly compact: (messages: readonly AgentMessage[], info?: WindowInfo) => WindowResult
+  /** The budget without a known context window (a given `maxTokens`, else the default). */
   readonly maxTokens: number
+  /** The overflow budget without a known context window. */
   readonly overflowMaxTokens: number
   readonly keepFirst: number
+}
+
+/** Default budgets, and the shares of a known context window they shrink to for smaller models. */
+const DEFAULT_MAX_TOKENS = 100_000
+const DEFAULT_OVERFLOW_MAX_TOKENS = 50_000
+const WINDOW_SHARE = 0.75
+const OVERFLOW_WINDOW_SHARE = 0.5
+
+/**
+ * The budgets a window applies: the given ones; else the defaults (100,000
+ * and 50,000), lowered to 3/4 and 1/2 of `contextWindow` when it is known
+ * and smaller. The share left over is for the system prompt, the tools, the
+ * answer, and the estimate's error.
+ */
+export function windowBudgets(
+  options: Pick<SlidingWindowOptions, 'maxTokens' | 'overflowMaxTokens'>,
+  contextWindow?: number,
+): { readonly maxTokens: number; readonly overflowMaxTokens: number } {
+  const known = contextWindow !== undefined && contextWindow > 0
+  const fit = (fallback: number, share: number): number => (known ? Math.min(fallback, Math.floor(contextWindow * share)) : fallback)
+  return {
+    maxTokens: options.maxTokens ?? fit(DEFAULT_MAX_TOKENS, WINDOW_SHARE),
+    overflowMaxTokens: options.overflowMaxTokens ?? fit(DEFAULT_OVERFLOW_MAX_TOKENS, OVERFLOW_WINDOW_SHARE),
+  }
 }
 
 /**
@@ -98,13 +138,13 @@ const startsUnit = (message: AgentMessage): boolean => message.role === 'user' |
  * agentLoop(prompt, context, { model, streamFn, transformContext: window })
  */
 export function slidingWindow(options: SlidingWindowOptions = {}): SlidingWindow {
-  const maxTokens = options.maxTokens ?? 100_000
-  const overflowMaxTokens = options.overflowMaxTokens ?? 50_000
+  const { maxTokens, overflowMaxTokens } = windowBudgets(options)
   const keepFirst = options.keepFirst ?? 2
   const estimate = cachedEstimate(options.estimate ?? estimateTokens)
   const compact = (messages: readonly AgentMessage[], info?: WindowInfo): WindowResult => {
     const overflow = info?.overflow === true
-    return windowOf(messages, overflow ? overflowMaxTokens : maxTokens, overflow, keepFirst, estimate)
+    const budgets = info?.contextWindow === undefined ? { maxTokens, overflowMaxTokens } : windowBudgets(options, info.contextWindow)
+    return windowOf(messages, overflow ? budgets.overflowMaxTokens : budgets.maxTokens, overflow, keepFirst, estimate)
   }
   const window = (messages: readonly AgentMessage[], info: WindowInfo): readonly AgentMessage[] => {
     const result = compact(messages, info)
@@ -214,6 +254,7 @@ function compactionFields(report: CompactionReport): Omit<CompactionEvent, 'type
  * context overflowed, the context that was sent (`state.llmMessages`, else the
  * converted transcript) goes through `window` with the overflow budget.
  * `undefined` (the error stands) when the window can drop nothing more.
+ * The budget follows the turn's model's `contextWindow` when it is known.
  * The window's `onCompaction` is not told: the loop emits the `compaction`
  * event itself from the returned recovery.
  */
@@ -223,7 +264,9 @@ export function slidingWindowRecovery(
 ): (state: TurnState) => OverflowRecovery | undefined {
   return (state) => {
     const sent = state.llmMessages ?? convertToLlm(state.context.messages)
-    const { messages, report } = window.compact(sent, { turnIndex: state.turnIndex, overflow: true })
+    const contextWindow = state.model.contextWindow
+    const info = contextWindow === undefined ? { turnIndex: state.turnIndex, overflow: true } : { turnIndex: state.turnIndex, overflow: true, contextWindow }
+    const { messages, report } = window.compact(sent, info)
     if (report === undefined) return undefined
     // A window only drops messages, so what it keeps of LLM messages is LLM messages.
     return { messages: messages as readonly LlmMessage[], compaction: compactionFields(report) }

@@ -3,7 +3,7 @@
  * the composition of the stages in `operators/`; this file only wires them
  * and decides, between turns, whether another one follows.
  */
-import { asyncScheduler, defer, Observable, type SchedulerLike } from 'rxjs'
+import { asyncScheduler, defer, NEVER, Observable, type SchedulerLike } from 'rxjs'
 import { decideContinuation } from '../../operators/decide-continuation.js'
 import { dispatchTools, type ToolExecution } from '../../operators/dispatch-tools.js'
 import { endTurn } from '../../operators/end-turn.js'
@@ -78,8 +78,10 @@ export interface AgentLoopConfig {
   /** Where time comes from: timestamps, timeouts. Pass the TestScheduler's for virtual time. */
   readonly scheduler?: SchedulerLike
   /**
-   * Aborting it ends the run gracefully: the partial answer is kept with
-   * stopReason `aborted`, every tool call gets a result, and `turnEnd` and
+   * Aborting it ends the run gracefully, whatever it is waiting for (the
+   * model, a retry's backoff, a tool, a policy, the approver, the context
+   * transform): the partial answer is kept with stopReason `aborted`, every
+   * tool call gets a result, what was pending is cancelled, and `turnEnd` and
    * `agentEnd` are still emitted. (Unsubscribing instead cancels at once and
    * emits nothing more.)
    */
@@ -120,6 +122,13 @@ export interface TurnStages {
   readonly postLoopPolicy: TurnOperator
   /** Follow-up messages, when the loop would end: the loop goes on with them. */
   readonly pollFollowUp: TurnOperator
+  /**
+   * The run's abort: emits once when `signal` aborts (at once if it already
+   * has), never without a signal. The stages above already stop waiting on
+   * it; give it to your own stages that wait (`untilAborted(s.abort, …)`,
+   * or the `abort` option of a stage you build yourself).
+   */
+  readonly abort: Observable<void>
 }
 
 /**
@@ -182,13 +191,15 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
     const steering = new MessageQueue(config.steering, config.steeringMode)
     const followUp = new MessageQueue(config.followUp, config.followUpMode)
     const abort$ = config.signal === undefined ? undefined : aborted(config.signal)
+    const abortOption = abort$ === undefined ? {} : { abort: abort$ }
     const policies = config.policies ?? {}
     const stages: TurnStages = {
-      preTurnPolicy: preTurnPolicy(policies.preTurn),
+      preTurnPolicy: preTurnPolicy(policies.preTurn, abortOption),
       startTurn: startTurn(),
       transformContext: transformContext({
         ...(config.transformContext === undefined ? {} : { transform: config.transformContext }),
         ...(config.convertToLlm === undefined ? {} : { convertToLlm: config.convertToLlm }),
+        ...abortOption,
       }),
       streamLlm: streamLlm({
         streamFn: config.streamFn,
@@ -197,7 +208,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         ...(config.retry === undefined ? {} : { retry: config.retry }),
         ...(config.fallback === undefined ? {} : { fallback: config.fallback }),
         ...(config.recoverOverflow === undefined ? {} : { recoverOverflow: config.recoverOverflow }),
-        ...(abort$ === undefined ? {} : { abort: abort$ }),
+        ...abortOption,
       }),
       dispatchTools: dispatchTools({
         scheduler,
@@ -206,15 +217,16 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         ...(config.approvalRequired === undefined ? {} : { approvalRequired: config.approvalRequired }),
         ...(config.toolExecution === undefined ? {} : { execution: config.toolExecution }),
         ...(config.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: config.toolTimeoutMs }),
-        ...(abort$ === undefined ? {} : { abort: abort$ }),
+        ...abortOption,
         ...(config.steeringDelivery === 'interrupt' ? { interruptOnSteering: steering.poll } : {}),
       }),
       endTurn: endTurn(),
-      postTurnPolicy: postTurnPolicy(policies.postTurn),
+      postTurnPolicy: postTurnPolicy(policies.postTurn, abortOption),
       pollSteering: pollSteering(steering.poll),
       decideContinuation: decideContinuation(),
-      postLoopPolicy: postLoopPolicy(policies.postLoop),
+      postLoopPolicy: postLoopPolicy(policies.postLoop, abortOption),
       pollFollowUp: pollFollowUp(followUp.poll),
+      abort: abort$ ?? NEVER,
     }
     const turn = (config.turn ?? defaultTurn)(stages)
     const maxTurns = config.maxTurns ?? Number.POSITIVE_INFINITY

@@ -107,15 +107,16 @@ function readCounts(usage: Json | undefined, base: Counts): Counts {
 }
 
 /**
- * What `next` adds to `sent`, as a usage chunk (undefined if nothing), and
- * `sent` moved up to `next`. A count that went down cannot be taken back
- * (chunks are summed): it stays at what was sent.
+ * What `next` changes from `sent`, as a usage chunk (undefined if nothing),
+ * and `sent` moved to `next`. A count the server revised down (context
+ * editing lowers `input_tokens` in `message_delta`) is a negative field: the
+ * server's last report wins, and the summed chunks equal it.
  */
 function usageDelta(next: Counts, sent: Counts): UsageChunk | undefined {
   const chunk: { -readonly [K in keyof UsageChunk]: UsageChunk[K] } = { type: 'usage' }
   const step = (key: 'input' | 'output' | 'cacheRead' | 'cacheWrite'): void => {
     const d = next[key] - sent[key]
-    if (d > 0) {
+    if (d !== 0) {
       chunk[key] = d
       sent[key] = next[key]
     }
@@ -127,7 +128,7 @@ function usageDelta(next: Counts, sent: Counts): UsageChunk | undefined {
   const extra: Record<string, number> = {}
   for (const key of Object.keys(next.extra)) {
     const d = (next.extra[key] ?? 0) - (sent.extra[key] ?? 0)
-    if (d > 0) {
+    if (d !== 0) {
       extra[key] = d
       sent.extra[key] = next.extra[key]!
     }

@@ -22,6 +22,8 @@ const overflowPatterns: readonly RegExp[] = [
   /reduce the length of the messages/i, // Groq, OpenAI
   /maximum prompt length/i, // xAI
   /context window (?:of|is) .*exceeded/i,
+  /context(?: window| length)? exceeded/i, // llama.cpp server, LM Studio, gateways ("Context window exceeded")
+  /input is too long/i, // Amazon Bedrock ("Input is too long for requested model")
   /tokens? exceed(?:s|ed)? .*(?:limit|context)/i,
 ]
 

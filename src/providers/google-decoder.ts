@@ -2,9 +2,15 @@
  * Gemini `streamGenerateContent?alt=sse` events → `ProviderChunk`s.
  *
  * Every event is a whole `GenerateContentResponse`: `candidates[0].content.parts`
- * holds this event's new parts, `usageMetadata` the cumulative counts so far,
- * and the event with `finishReason` (or a `promptFeedback.blockReason`
- * without candidates) is the last one.
+ * holds this event's new parts, `usageMetadata` the cumulative counts so far
+ * (the last report wins, even when it lowers `promptTokenCount`).
+ *
+ * `finishReason` is provisional: older models repeat `STOP` on every event,
+ * and server-side tool streams send a finish reason, then a
+ * `functionResponse` part, then the answer. The stream's last finish reason
+ * decides the stop reason, emitted when the body ends. Only a reason that
+ * makes the answer unusable (`MALFORMED_FUNCTION_CALL`, ...) ends it at once,
+ * and a `promptFeedback.blockReason` without candidates is a refusal at once.
  *
  * Thought signatures. Gemini signs parts, not blocks: a `thoughtSignature`
  * may sit on a thought part, on a text part (often an empty one at the very
@@ -139,6 +145,9 @@ type LastBlock = 'none' | 'text' | 'thinking' | 'closed'
 export class GoogleDecoder implements WireDecoder {
   private started = false
   private stopped = false
+  /** The latest finish reason and its candidate: the stop is emitted at the end of the body. */
+  private finishReason: string | undefined
+  private finishCandidate: Json | undefined
   private responseId = ''
   private calls = 0
   private open: StreamingCall | undefined
@@ -169,10 +178,13 @@ export class GoogleDecoder implements WireDecoder {
 
   end(): ProviderChunk[] {
     if (this.failure !== undefined) throw this.failure
-    if (!this.stopped) {
+    if (this.stopped) return []
+    if (this.finishReason === undefined || this.finishCandidate === undefined) {
       throw truncatedError(GOOGLE, this.started ? 'the stream ended before a finish reason arrived' : 'the response body held no events')
     }
-    return []
+    const out: ProviderChunk[] = []
+    this.finish(this.finishReason, this.finishCandidate, out)
+    return out
   }
 
   private response(response: unknown, out: ProviderChunk[]): void {
@@ -189,7 +201,8 @@ export class GoogleDecoder implements WireDecoder {
     const candidate = isRecord(candidates[0]) ? candidates[0] : undefined
 
     if (this.stopped) {
-      if (candidate !== undefined && this.hasContent(candidate)) throw protocolError(GOOGLE, 'content arrived after the finish reason')
+      // A prompt blocked before any candidate: nothing can follow the refusal.
+      if (candidate !== undefined && this.hasContent(candidate)) throw protocolError(GOOGLE, 'content arrived after the prompt was blocked')
       this.finalUsage(out)
       return
     }
@@ -204,8 +217,14 @@ export class GoogleDecoder implements WireDecoder {
     const finishReason = stringOf(candidate?.['finishReason'])
     const feedback = isRecord(response['promptFeedback']) ? response['promptFeedback'] : undefined
     const blockReason = stringOf(feedback?.['blockReason'])
-    if (finishReason !== undefined) this.finish(finishReason, candidate!, out)
-    else if (blockReason !== undefined && candidate === undefined) {
+    if (finishReason !== undefined) {
+      if (failedReasons.has(finishReason)) this.finish(finishReason, candidate!, out)
+      else {
+        this.finishReason = finishReason
+        this.finishCandidate = candidate
+        this.earlyUsage(out)
+      }
+    } else if (blockReason !== undefined && candidate === undefined) {
       this.closeCall(out)
       out.push({ type: 'extension', typeName: 'google.promptFeedback', data: feedback })
       out.push({ type: 'stop', reason: 'refusal' })
@@ -355,8 +374,8 @@ export class GoogleDecoder implements WireDecoder {
     const chunk: UsageChunk = { type: 'usage' }
     let any = false
     for (const field of ['input', 'output', 'reasoning', 'cacheRead', 'total'] as const) {
-      // Cumulative counts never shrink in practice; if one did, the sum stays at the larger value rather than go negative.
-      const delta = Math.max(0, target[field] - this.emitted[field])
+      // A count the last report lowered (promptTokenCount may go down) is a negative change: the last report wins.
+      const delta = target[field] - this.emitted[field]
       if (delta === 0) continue
       chunk[field] = delta
       this.emitted[field] += delta

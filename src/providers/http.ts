@@ -3,9 +3,15 @@
  * chunks. The request starts on subscribe; unsubscribing aborts it at any
  * moment (before the response, or while the body is read). Timeouts run on
  * an injected scheduler, so tests can make them virtual.
+ *
+ * Nothing a server sends is trusted: the body is serialized before anything
+ * is sent (a body that cannot be serialized is the request's fault, not the
+ * network's), the whole call has a deadline, an error body is read only up
+ * to a bound, and a `200` that is not an event stream is an error.
  */
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import { ProviderError } from '../types/provider-error.js'
+import { excerpt } from './errors.js'
 
 /** One HTTP request, ready to send. */
 export interface HttpRequest {
@@ -21,14 +27,45 @@ export interface TransportOptions {
   readonly fetch?: typeof globalThis.fetch
   /** Time allowed until the response headers arrive (default 60,000 ms). */
   readonly connectTimeoutMs?: number
-  /** Longest silence allowed between two body chunks (default 120,000 ms). */
+  /**
+   * Longest silence allowed between two body chunks (default 120,000 ms).
+   * Any bytes count, keep-alive pings included: this catches a dead
+   * connection; a server that pings forever is ended by `totalTimeoutMs`.
+   */
   readonly idleTimeoutMs?: number
+  /**
+   * Time allowed for the whole call, from sending the request to the end of
+   * the body (default 1,800,000 ms: 30 minutes, since a long answer at a slow
+   * model's pace legitimately takes more than 10). When it fires, the call
+   * fails with a `timeout` error that is not retried. `Infinity` turns it off.
+   */
+  readonly totalTimeoutMs?: number
+  /**
+   * The largest server-sent event accepted, in characters of the decoded text
+   * (≈ bytes for the ASCII JSON providers send; default 16 MiB). A larger
+   * one — or an endless line — fails the call with a `protocol` error, and
+   * the body is not read further.
+   */
+  readonly maxEventSize?: number
   /** Where the timeouts run (default `asyncScheduler`). */
   readonly scheduler?: SchedulerLike
 }
 
+/** The defaults of {@link TransportOptions}. */
+export const transportDefaults = {
+  connectTimeoutMs: 60_000,
+  idleTimeoutMs: 120_000,
+  totalTimeoutMs: 1_800_000,
+  maxEventSize: 16 * 1024 * 1024,
+} as const
+
 /** Turns a non-2xx response into a classified error. */
 export type HttpErrorClassifier = (status: number, headers: Headers, body: string) => ProviderError
+
+/** The most of an error body read to classify it; the rest is not read. */
+const maxErrorBodyChars = 256 * 1024
+/** How much of a body that is not an event stream an error quotes. */
+const quotedChars = 200
 
 /** A network failure in words, without the request (its URL or headers may hold a key). */
 export function networkError(provider: string, error: unknown, phase: string): ProviderError {
@@ -39,29 +76,89 @@ export function networkError(provider: string, error: unknown, phase: string): P
 }
 
 /**
+ * The request body as JSON text, or the `invalidRequest` error saying why it
+ * cannot be (a value nested deeper than the stack, a cycle, a `BigInt`).
+ * Never retried: the same transcript fails the same way.
+ */
+export function serializeBody(provider: string, body: unknown): string | ProviderError {
+  try {
+    return JSON.stringify(body)
+  } catch (error) {
+    return unserializableError(provider, error)
+  }
+}
+
+/** The `invalidRequest` error of a request that could not be serialized (or built). */
+export function unserializableError(provider: string, error: unknown): ProviderError {
+  const message = error instanceof Error ? error.message : String(error)
+  const why = error instanceof RangeError ? `a value is nested too deep (${message})` : message
+  return ProviderError.of('invalidRequest', provider, `${provider}: the request body could not be serialized: ${why}`, { retryable: false })
+}
+
+/** Whether a `content-type` names an event stream (a missing one is given the benefit of the doubt). */
+const isEventStream = (type: string | null): boolean => type === null || type.split(';')[0]!.trim().toLowerCase() === 'text/event-stream'
+
+/** Up to `max` characters of a body, then stops reading (the rest may never end). */
+async function readStart(body: ReadableStream<Uint8Array>, max: number): Promise<string> {
+  const reader = body.getReader()
+  const decoder = new TextDecoder()
+  let text = ''
+  try {
+    while (text.length < max) {
+      const { done, value } = await reader.read()
+      if (done) return text + decoder.decode()
+      text += decoder.decode(value, { stream: true })
+    }
+    return text.slice(0, max)
+  } finally {
+    void reader.cancel().catch(() => undefined)
+  }
+}
+
+/**
  * POSTs `request` and emits the response body's chunks. A non-2xx status
- * errors with `classify`'s error; network failures and timeouts error with a
- * `ProviderError` of kind `network` or `timeout`.
+ * errors with `classify`'s error; a `200` that is not an event stream, a
+ * body that cannot be serialized, network failures and timeouts error with
+ * a `ProviderError` of kind `protocol`, `invalidRequest`, `network` or
+ * `timeout`.
  */
 export function httpBody(provider: string, request: HttpRequest, classify: HttpErrorClassifier, options: TransportOptions = {}): Observable<Uint8Array> {
   const fetchFn = options.fetch ?? globalThis.fetch
   const scheduler = options.scheduler ?? asyncScheduler
-  const connectMs = options.connectTimeoutMs ?? 60_000
-  const idleMs = options.idleTimeoutMs ?? 120_000
+  const connectMs = options.connectTimeoutMs ?? transportDefaults.connectTimeoutMs
+  const idleMs = options.idleTimeoutMs ?? transportDefaults.idleTimeoutMs
+  const totalMs = options.totalTimeoutMs ?? transportDefaults.totalTimeoutMs
   return new Observable<Uint8Array>((subscriber) => {
+    // Before anything is sent, and outside the network-error path below.
+    const body = serializeBody(provider, request.body)
+    if (typeof body !== 'string') {
+      subscriber.error(body)
+      return
+    }
     const controller = new AbortController()
     let done = false
     let timer: Subscription | undefined
+    let deadline: Subscription | undefined
+    const stopTimers = (): void => {
+      timer?.unsubscribe()
+      deadline?.unsubscribe()
+    }
     const fail = (error: ProviderError): void => {
       if (done) return
       done = true
-      timer?.unsubscribe()
+      stopTimers()
       controller.abort()
       subscriber.error(error)
     }
     const arm = (ms: number, what: string): void => {
       timer?.unsubscribe()
       timer = scheduler.schedule(() => fail(ProviderError.of('timeout', provider, `${provider}: ${what} within ${ms} ms`)), ms)
+    }
+    if (Number.isFinite(totalMs)) {
+      deadline = scheduler.schedule(
+        () => fail(ProviderError.of('timeout', provider, `${provider}: the response did not finish within ${totalMs} ms (totalTimeoutMs)`, { retryable: false })),
+        totalMs,
+      )
     }
 
     const run = async (): Promise<void> => {
@@ -71,7 +168,7 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
         response = await fetchFn(request.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...request.headers },
-          body: JSON.stringify(request.body),
+          body,
           signal: controller.signal,
         })
       } catch (error) {
@@ -82,11 +179,28 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
       if (!response.ok || response.body === null) {
         let text = ''
         try {
-          text = await response.text()
+          if (response.body !== null) text = await readStart(response.body, maxErrorBodyChars)
         } catch {
           // The status alone still classifies the error.
         }
         fail(classify(response.status, response.headers, text))
+        return
+      }
+      const type = response.headers.get('content-type')
+      if (!isEventStream(type)) {
+        let text = ''
+        try {
+          text = await readStart(response.body, quotedChars + 1)
+        } catch {
+          // The status and type alone say enough.
+        }
+        const quote = excerpt(text, quotedChars)
+        fail(
+          ProviderError.of('protocol', provider, `${provider}: expected an event stream (text/event-stream), got HTTP ${response.status} ${type}${quote === '' ? '' : `: ${quote}`}`, {
+            status: response.status,
+            retryable: false,
+          }),
+        )
         return
       }
       const reader = response.body.getReader()
@@ -104,7 +218,7 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
         if (done) return
         if (chunk.done) {
           done = true
-          timer?.unsubscribe()
+          stopTimers()
           subscriber.complete()
           return
         }
@@ -117,7 +231,7 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
     return () => {
       if (done) return
       done = true
-      timer?.unsubscribe()
+      stopTimers()
       controller.abort()
     }
   })

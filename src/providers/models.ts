@@ -1,17 +1,25 @@
 /**
  * The model catalog: the current major models of each provider, with what
  * the runtime needs to call and price them. Prices are USD per million tokens
- * as published by each provider when this table was written (`pricesAsOf`);
- * they change — override or extend the catalog rather than editing it:
+ * as published by each provider. Each row says when its prices were checked
+ * against the provider's own page (`checked`, with the page in
+ * `priceSource`), or, when they could not be, says so in `priceNote` and
+ * leaves `checked` unset. Prices change — override or extend the catalog
+ * rather than editing it:
  *
  * ```ts
  * const mine = models.with([{ ...models.get('anthropic', 'claude-sonnet-5-5')!, cost: { input: 1.8, output: 9, cacheRead: 0.18, cacheWrite: 2.25 } }])
  * const local = models.with([catalogModel('ollama', 'qwen3:32b', { api: 'openai-compatible', contextWindow: 40_960, reasoning: true })])
  * ```
+ *
+ * Prices that depend on the prompt's length are `cost.tiers`: a request
+ * whose prompt (input + cache reads + cache writes) is above a tier's
+ * `aboveInputTokens` is billed at that tier's rates, all of it (see `costOf`).
  */
 import * as t from 'io-ts'
 import { struct } from '../types/codec.js'
 import { ModelSpec, type ThinkingLevel } from '../types/model.js'
+import type { CostRates, CostTier } from '../types/usage.js'
 
 /** The wire API a model is called through. */
 export const ModelApi = t.keyof(
@@ -27,7 +35,14 @@ export const CatalogModel = t.intersection(
     struct(
       'CatalogModelInfo',
       { api: ModelApi, name: t.string, reasoning: t.boolean, images: t.boolean },
-      { pricesAsOf: t.string },
+      {
+        /** The day (YYYY-MM-DD) the prices were checked against `priceSource`; absent when they could not be. */
+        checked: t.string,
+        /** The provider's page the prices were read from. */
+        priceSource: t.string,
+        /** What is known, or not verified, about the prices. */
+        priceNote: t.string,
+      },
     ),
   ],
   'CatalogModel',
@@ -36,8 +51,8 @@ export type CatalogModel = t.TypeOf<typeof CatalogModel>
 
 const K = 1_000
 const M = 1_000_000
-/** When the prices below were read from the providers' pages. */
-const pricesAsOf = '2026-11'
+/** The day the rows marked checked were compared with the providers' pages. */
+const CHECKED = '2026-11-25'
 
 /** Builds a catalog entry; unspecified facts default to "unknown" (no cost, no limits) rather than guesses. */
 export function catalogModel(
@@ -48,65 +63,129 @@ export function catalogModel(
   return { thinkingLevel: 'off', name: modelId, reasoning: false, images: false, ...info, provider, modelId }
 }
 
-type Row = [modelId: string, name: string, contextWindow: number, maxOutput: number, input: number, output: number, cacheRead: number, cacheWrite: number, reasoning: boolean, images: boolean]
+/** Where a row's prices come from: a checked provider page, or a note saying they are not verified. */
+type Provenance =
+  | { readonly source: string; readonly note?: string; readonly tiers?: readonly CostTier[] }
+  | { readonly unverified: string; readonly tiers?: readonly CostTier[] }
+
+type Row = [
+  modelId: string,
+  name: string,
+  contextWindow: number,
+  maxOutput: number,
+  rates: readonly [input: number, output: number, cacheRead: number, cacheWrite: number],
+  reasoning: boolean,
+  images: boolean,
+  provenance: Provenance,
+]
+
+/** A tier above `aboveInputTokens` prompt tokens. */
+const above = (aboveInputTokens: number, input: number, output: number, cacheRead: number, cacheWrite: number): CostTier => ({
+  aboveInputTokens,
+  input,
+  output,
+  cacheRead,
+  cacheWrite,
+})
 
 const rows = (provider: string, api: ModelApi, list: readonly Row[]): CatalogModel[] =>
-  list.map(([modelId, name, contextWindow, maxOutputTokens, input, output, cacheRead, cacheWrite, reasoning, images]) =>
-    catalogModel(provider, modelId, { api, name, contextWindow, maxOutputTokens, cost: { input, output, cacheRead, cacheWrite }, reasoning, images, pricesAsOf }),
-  )
+  list.map(([modelId, name, contextWindow, maxOutputTokens, [input, output, cacheRead, cacheWrite], reasoning, images, provenance]) => {
+    const cost: CostRates = provenance.tiers === undefined ? { input, output, cacheRead, cacheWrite } : { input, output, cacheRead, cacheWrite, tiers: provenance.tiers }
+    const price =
+      'source' in provenance
+        ? { checked: CHECKED, priceSource: provenance.source, ...(provenance.note === undefined ? {} : { priceNote: provenance.note }) }
+        : { priceNote: `not verified: ${provenance.unverified}` }
+    return catalogModel(provider, modelId, { api, name, contextWindow, maxOutputTokens, cost, reasoning, images, ...price })
+  })
 
-// Anthropic: cache reads cost 0.1× input, 5-minute cache writes 1.25× (1-hour writes 2×: override `cacheWrite` if you use them).
+// Anthropic: `cacheWrite` is the 5-minute write (1-hour writes cost more: override `cacheWrite` if you use them).
+// Cache reads are not one multiple of input any more: 0.025× on Fable 5.1, 0.05× on Opus 5.5 and Sonnet 5.5.
+const ANTHROPIC_PRICING = 'https://platform.claude.com/docs/en/about-claude/pricing'
 const anthropic = rows('anthropic', 'anthropic-messages', [
-  ['claude-fable-5-1', 'Claude Fable 5.1', 1 * M, 128 * K, 10, 50, 1, 12.5, true, true],
-  ['claude-opus-5-5', 'Claude Opus 5.5', 1 * M, 128 * K, 4, 20, 0.4, 5, true, true],
-  ['claude-sonnet-5-5', 'Claude Sonnet 5.5', 1 * M, 128 * K, 2, 10, 0.2, 2.5, true, true],
-  ['claude-haiku-5-5', 'Claude Haiku 5.5', 1 * M, 128 * K, 0.1, 0.5, 0.01, 0.125, true, true],
-  ['claude-opus-5', 'Claude Opus 5 (legacy)', 1 * M, 128 * K, 5, 25, 0.5, 6.25, true, true],
-  ['claude-sonnet-5', 'Claude Sonnet 5 (legacy)', 1 * M, 128 * K, 2, 10, 0.2, 2.5, true, true],
-  ['claude-sonnet-4-5', 'Claude Sonnet 4.5 (legacy)', 200 * K, 64 * K, 3, 15, 0.3, 3.75, true, true],
-  ['claude-haiku-4-5', 'Claude Haiku 4.5', 200 * K, 64 * K, 1, 5, 0.1, 1.25, true, true],
+  ['claude-fable-5-2', 'Claude Fable 5.2', 1 * M, 128 * K, [8, 40, 0.2, 10], true, true, {
+    unverified: 'released 2026-11-09; no Anthropic page with its prices was available (the stored pricing page predates it). Rates as quoted as Anthropic list price by https://docs.laozhang.ai/en/announcements/claude-fable-5-2-2026-11.md and https://github.com/archid21/rightsize/releases/tag/v0.10.2',
+  }],
+  ['claude-fable-5-1', 'Claude Fable 5.1', 1 * M, 128 * K, [10, 50, 0.25, 12.5], true, true, { source: ANTHROPIC_PRICING }],
+  ['claude-opus-5-5', 'Claude Opus 5.5', 1 * M, 128 * K, [4, 20, 0.2, 5], true, true, { source: 'https://platform.claude.com/docs/zh-CN/models/opus-5-5/overview' }],
+  ['claude-sonnet-5-5', 'Claude Sonnet 5.5', 1 * M, 128 * K, [2, 10, 0.1, 2.5], true, true, {
+    unverified: 'input, output and cache writes are on https://platform.claude.com/docs/zh-CN/models/sonnet-5-5/overview, but the stored copy still shows the 0.20 cache read of before 2026-10-07; the cut to 0.10 is reported from the live pricing page by https://github.com/kurofune/claudit/releases/tag/v1.9.2',
+  }],
+  ['claude-haiku-5-5', 'Claude Haiku 5.5', 1 * M, 128 * K, [0.1, 0.5, 0.01, 0.125], true, true, {
+    source: 'https://platform.claude.com/docs/zh-CN/models/haiku-5-5/overview',
+    note: 'prompts over 100,000 tokens (cache reads and writes included) are billed at the higher rates for the whole request; the page was cut before the tier cache-read rate, 0.05 per https://github.com/kurofune/claudit/releases/tag/v1.9.2',
+    tiers: [above(100_000, 0.5, 2.5, 0.05, 0.625)],
+  }],
+  ['claude-opus-5', 'Claude Opus 5 (legacy)', 1 * M, 128 * K, [5, 25, 0.5, 6.25], true, true, { source: 'https://platform.claude.com/docs/models/opus-5/overview' }],
+  ['claude-sonnet-5', 'Claude Sonnet 5 (legacy)', 1 * M, 128 * K, [2, 10, 0.2, 2.5], true, true, { source: 'https://platform.claude.com/docs/zh-CN/models/sonnet-5/overview' }],
+  ['claude-sonnet-4-5', 'Claude Sonnet 4.5 (legacy)', 200 * K, 64 * K, [3, 15, 0.3, 3.75], true, true, {
+    unverified: 'the stored pricing page was cut before its row',
+  }],
+  ['claude-haiku-4-5', 'Claude Haiku 4.5', 200 * K, 64 * K, [1, 5, 0.1, 1.25], true, true, {
+    source: 'https://platform.claude.com/docs/en/models/opus-5/overview',
+    note: 'input and output from the comparison table; cache rates by the standard 0.1× / 1.25× multipliers',
+  }],
 ])
 
-// OpenAI: cached input at 0.1× input on the GPT-5/6 families; GPT-6 also bills cache writes.
+// OpenAI: above 272K input tokens, input and cache rates double and output costs 1.5× — for the whole request.
 const openai = rows('openai', 'openai-responses', [
-  ['gpt-6.2-sol', 'GPT-6.2 Sol', 1_050_000, 128 * K, 2, 10, 0.2, 2.5, true, true],
-  ['gpt-6-sol', 'GPT-6 Sol', 1_050_000, 128 * K, 2, 10, 0.2, 2.5, true, true],
-  ['gpt-6-luna', 'GPT-6 Luna', 1_050_000, 128 * K, 0.1, 0.5, 0.01, 0.125, true, true],
-  ['gpt-5.5', 'GPT-5.5', 1_050_000, 128 * K, 5, 30, 0.5, 0, true, true],
-  ['gpt-5.4', 'GPT-5.4', 1_050_000, 128 * K, 2.5, 15, 0.25, 0, true, true],
-  ['gpt-5.4-mini', 'GPT-5.4 mini', 400 * K, 128 * K, 0.75, 4.5, 0.075, 0, true, true],
-  ['gpt-5.4-nano', 'GPT-5.4 nano', 400 * K, 128 * K, 0.2, 1.25, 0.02, 0, true, true],
-  ['gpt-5-mini', 'GPT-5 mini', 400 * K, 128 * K, 0.25, 2, 0.025, 0, true, true],
-  ['gpt-4.1', 'GPT-4.1', 1_047_576, 32_768, 2, 8, 0.5, 0, false, true],
+  ['gpt-6.2-sol', 'GPT-6.2 Sol', 1_050_000, 128 * K, [2, 10, 0.1, 2.5], true, true, {
+    source: 'https://developers.openai.com/api/docs/models/gpt-6.2-sol',
+    note: 'cache writes are 30-minute retention',
+    tiers: [above(272_000, 4, 15, 0.2, 5)],
+  }],
+  ['gpt-6-sol', 'GPT-6 Sol', 1_050_000, 128 * K, [2, 10, 0.2, 2.5], true, true, {
+    source: 'https://developers.openai.com/api/docs/models/gpt-6-sol.md',
+    note: 'the stored page was cut before its long-context note; the 272K tier as reported by https://github.com/BerriAI/litellm/discussions/42523',
+    tiers: [above(272_000, 4, 15, 0.4, 5)],
+  }],
+  ['gpt-6-luna', 'GPT-6 Luna', 1_050_000, 128 * K, [0.1, 0.5, 0.01, 0.125], true, true, {
+    source: 'https://developers.openai.com/ja-JP/api/docs/models/gpt-6-luna',
+    tiers: [above(272_000, 0.2, 0.75, 0.02, 0.25)],
+  }],
+  ['gpt-5.5', 'GPT-5.5', 1_050_000, 128 * K, [5, 30, 0.5, 0], true, true, { unverified: 'no OpenAI page for it was available; long-context rates unknown' }],
+  ['gpt-5.4', 'GPT-5.4', 1_050_000, 128 * K, [2.5, 15, 0.25, 0], true, true, {
+    unverified: 'no OpenAI page for it was available (https://benchlm.ai/blog/posts/openai-api-pricing quotes these short-context rates); long-context rates unknown',
+  }],
+  ['gpt-5.4-mini', 'GPT-5.4 mini', 400 * K, 128 * K, [0.75, 4.5, 0.075, 0], true, true, {
+    unverified: 'only its input rate is on https://developers.openai.com/api/docs/models/gpt-5-nano (comparison table)',
+  }],
+  ['gpt-5.4-nano', 'GPT-5.4 nano', 400 * K, 128 * K, [0.2, 1.25, 0.02, 0], true, true, { source: 'https://developers.openai.com/ja-JP/api/docs/models/gpt-5.4-nano' }],
+  ['gpt-5-mini', 'GPT-5 mini', 400 * K, 128 * K, [0.25, 2, 0.025, 0], true, true, { unverified: 'no OpenAI page for it was available' }],
+  ['gpt-4.1', 'GPT-4.1', 1_047_576, 32_768, [2, 8, 0.5, 0], false, true, { unverified: 'no OpenAI page for it was available' }],
 ])
 
-// Google: prices for prompts up to 200k tokens (Pro models cost more above: override when you send such prompts).
-// The 3.8 Flash price is Google's introductory rate, announced to double on 2027-01-01.
+// Google: the 3.8 Flash price is Google's introductory rate, announced to double on 2027-01-01.
 const google = rows('google', 'google-gemini', [
-  ['gemini-3.8-flash', 'Gemini 3.8 Flash', 1_048_576, 65_536, 0.75, 3.75, 0.075, 0, true, true],
-  ['gemini-3.5-flash', 'Gemini 3.5 Flash', 1_048_576, 65_536, 1.5, 9, 0.15, 0, true, true],
-  ['gemini-3.1-pro-preview', 'Gemini 3.1 Pro (preview)', 1_048_576, 65_536, 2, 12, 0.2, 0, true, true],
-  ['gemini-2.5-pro', 'Gemini 2.5 Pro', 1_048_576, 65_536, 1.25, 10, 0.125, 0, true, true],
-  ['gemini-2.5-flash', 'Gemini 2.5 Flash', 1_048_576, 65_536, 0.3, 2.5, 0.03, 0, true, true],
-  ['gemini-2.5-flash-lite', 'Gemini 2.5 Flash-Lite', 1_048_576, 65_536, 0.1, 0.4, 0.01, 0, true, true],
+  ['gemini-3.8-flash', 'Gemini 3.8 Flash', 1_048_576, 65_536, [0.75, 3.75, 0.075, 0], true, true, {
+    unverified: 'no Google page was available; https://raw.githubusercontent.com/api-evangelist/gemini/refs/heads/main/plans/gemini-plans-pricing.yml transcribes $0.75 input "through December 31, 2026" from https://ai.google.dev/gemini-api/docs/pricing',
+  }],
+  ['gemini-3.5-flash', 'Gemini 3.5 Flash', 1_048_576, 65_536, [1.5, 9, 0.15, 0], true, true, { unverified: 'no Google page was available' }],
+  ['gemini-3.1-pro-preview', 'Gemini 3.1 Pro (preview)', 1_048_576, 65_536, [2, 12, 0.2, 0], true, true, { unverified: 'no Google page was available; rates for prompts up to 200k tokens, the higher tier above is unknown' }],
+  ['gemini-2.5-pro', 'Gemini 2.5 Pro', 1_048_576, 65_536, [1.25, 10, 0.125, 0], true, true, {
+    unverified: 'no Google page was available; the tier above 200k prompt tokens as modelled by https://docs.rs/crate/gemini-cost/latest/source/src/pricing.rs',
+    tiers: [above(200_000, 2.5, 15, 0.25, 0)],
+  }],
+  ['gemini-2.5-flash', 'Gemini 2.5 Flash', 1_048_576, 65_536, [0.3, 2.5, 0.03, 0], true, true, { unverified: 'no Google page was available' }],
+  ['gemini-2.5-flash-lite', 'Gemini 2.5 Flash-Lite', 1_048_576, 65_536, [0.1, 0.4, 0.01, 0], true, true, { unverified: 'no Google page was available' }],
 ])
 
+const noPage = { unverified: 'no page of the provider was available' } as const
 const compatible = [
   ...rows('deepseek', 'openai-compatible', [
-    ['deepseek-chat', 'DeepSeek (chat)', 128 * K, 8 * K, 0.28, 0.42, 0.028, 0, false, false],
-    ['deepseek-reasoner', 'DeepSeek (reasoner)', 128 * K, 64 * K, 0.28, 0.42, 0.028, 0, true, false],
+    ['deepseek-chat', 'DeepSeek (chat)', 128 * K, 8 * K, [0.28, 0.42, 0.028, 0], false, false, noPage],
+    ['deepseek-reasoner', 'DeepSeek (reasoner)', 128 * K, 64 * K, [0.28, 0.42, 0.028, 0], true, false, noPage],
   ]),
   ...rows('xai', 'openai-compatible', [
-    ['grok-4', 'Grok 4', 256 * K, 64 * K, 3, 15, 0.75, 0, true, true],
-    ['grok-code-fast', 'Grok Code Fast', 256 * K, 64 * K, 0.2, 1.5, 0.02, 0, true, false],
+    ['grok-4', 'Grok 4', 256 * K, 64 * K, [3, 15, 0.75, 0], true, true, noPage],
+    ['grok-code-fast', 'Grok Code Fast', 256 * K, 64 * K, [0.2, 1.5, 0.02, 0], true, false, noPage],
   ]),
   ...rows('groq', 'openai-compatible', [
-    ['llama-3.3-70b-versatile', 'Llama 3.3 70B (Groq)', 131_072, 32_768, 0.59, 0.79, 0, 0, false, false],
-    ['openai/gpt-oss-120b', 'gpt-oss-120b (Groq)', 131_072, 65_536, 0.15, 0.6, 0, 0, true, false],
+    ['llama-3.3-70b-versatile', 'Llama 3.3 70B (Groq)', 131_072, 32_768, [0.59, 0.79, 0, 0], false, false, noPage],
+    ['openai/gpt-oss-120b', 'gpt-oss-120b (Groq)', 131_072, 65_536, [0.15, 0.6, 0, 0], true, false, noPage],
   ]),
   ...rows('mistral', 'openai-compatible', [
-    ['mistral-large-latest', 'Mistral Large', 128 * K, 32 * K, 2, 6, 0, 0, false, true],
-    ['mistral-medium-latest', 'Mistral Medium', 128 * K, 32 * K, 0.4, 2, 0, 0, false, true],
+    ['mistral-large-latest', 'Mistral Large', 128 * K, 32 * K, [2, 6, 0, 0], false, true, noPage],
+    ['mistral-medium-latest', 'Mistral Medium', 128 * K, 32 * K, [0.4, 2, 0, 0], false, true, noPage],
   ]),
 ]
 

@@ -18,6 +18,13 @@
  * - `data: [DONE]` ends the stream; some servers omit it, so a body that ends
  *   after a `finish_reason` is complete too.
  * - `{"error": {...}}` as a data payload (OpenRouter, vLLM) fails the stream.
+ * - Azure may open with a content-filter chunk whose `id` and `model` are
+ *   empty and whose `choices` are `[]`: the message starts with the first
+ *   chunk that names the response or carries a choice, so the id and the
+ *   routed model of the later chunks are kept.
+ * - Citations outside the content (Perplexity's top-level `citations` and
+ *   `search_results`, repeated on every chunk) are kept: the latest arrays
+ *   become one `openai.citations` extension block before `stop`.
  */
 import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
 import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
@@ -100,6 +107,9 @@ export class OpenAIChatDecoder implements WireDecoder {
   private calledTools = false
   private usage: Json | undefined
   private annotations: unknown[] = []
+  /** The latest top-level `citations` / `search_results` arrays (references, not copies). */
+  private citations: unknown[] | undefined
+  private searchResults: unknown[] | undefined
 
   constructor(
     private readonly provider: string = 'openai',
@@ -136,11 +146,19 @@ export class OpenAIChatDecoder implements WireDecoder {
     if (error !== undefined && error !== null) throw this.errorOf(error)
     if (errorEvent) throw this.errorOf(json)
     const out: ProviderChunk[] = []
-    if (!this.started) {
-      this.started = true
-      out.push({ type: 'messageStart', id: stringAt(json, 'id') ?? '', model: stringAt(json, 'model') ?? '' })
-    }
     const choices = json['choices']
+    if (!this.started) {
+      const id = stringAt(json, 'id') ?? ''
+      const model = stringAt(json, 'model') ?? ''
+      // A nameless chunk without choices (Azure's prompt filter results) does not start the message.
+      if (id === '' && model === '' && !(Array.isArray(choices) && choices.length > 0) && json['usage'] === undefined) return out
+      this.started = true
+      out.push({ type: 'messageStart', id, model })
+    }
+    const citations = json['citations']
+    if (Array.isArray(citations)) this.citations = citations
+    const searchResults = json['search_results']
+    if (Array.isArray(searchResults)) this.searchResults = searchResults
     // One completion is asked for (n = 1); a server numbering it otherwise still sends only it.
     const choice = Array.isArray(choices) ? (choices.find((c) => isRecord(c) && (c['index'] === undefined || c['index'] === 0)) ?? choices[0]) : undefined
     // Reports are cumulative: the latest wins. Groq sends the same numbers twice in one chunk; only one is read.
@@ -291,6 +309,13 @@ export class OpenAIChatDecoder implements WireDecoder {
     }
     out.push(...this.closeTools())
     if (this.annotations.length > 0) out.push({ type: 'extension', typeName: 'openai.annotations', data: { type: 'annotations', annotations: this.annotations } })
+    if (this.citations !== undefined || this.searchResults !== undefined) {
+      out.push({
+        type: 'extension',
+        typeName: 'openai.citations',
+        data: { ...(this.citations === undefined ? {} : { citations: this.citations }), ...(this.searchResults === undefined ? {} : { search_results: this.searchResults }) },
+      })
+    }
     out.push({ type: 'stop', reason: openaiStopReason(this.finishReason, this.calledTools, this.refused) })
     if (this.usage !== undefined) out.push({ type: 'usage', ...openaiUsage(this.usage, this.compat) })
     return out

@@ -19,6 +19,10 @@
  *   whose arguments list several calls) is unwrapped into one call per
  *   entry, with ids `${call_id}_${k}` (k from 1) and no item id, since the
  *   wrapper's item id would be shared by all of them.
+ * - Items are keyed by `output_index`, not by id: some servers change the
+ *   item id on every event (and the response id between `response.created`
+ *   and `response.in_progress`) while the index stays. Only a second
+ *   `response.created` with another id is a second response.
  * - Every message item ends with an `openai.message` extension chunk
  *   `{id, phase?, annotations?}`: the item id and phase (commentary /
  *   final answer) are replayed with the text, and citations are kept.
@@ -161,8 +165,10 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   private calledTools = false
   private refused = false
   private readonly items = new Map<string, ItemState>()
-  /** output_index → item key, for servers whose deltas carry no item_id. */
-  private readonly byIndex = new Map<number, string>()
+  /** The key of each output index (`#i`). */
+  private readonly indexKeys: string[] = []
+  /** item id → item key, for events that carry an `item_id` but no `output_index`. */
+  private readonly byId = new Map<string, string>()
   /** Tool names the request defines: a tool of the user's own named `parallel` is never unwrapped. */
   private readonly ownTools: ReadonlySet<string>
 
@@ -184,10 +190,10 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     }
     const out: ProviderChunk[] = []
     if (type === 'response.created' || type === 'response.in_progress' || type === 'response.queued') {
-      this.start(out, recordAt(json, 'response'))
+      this.start(out, recordAt(json, 'response'), type === 'response.created')
       return out
     }
-    this.start(out, undefined)
+    this.start(out, undefined, false)
     switch (type) {
       case 'response.output_item.added':
         this.itemAdded(out, json)
@@ -247,11 +253,12 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     return []
   }
 
-  private start(out: ProviderChunk[], response: Json | undefined): void {
+  private start(out: ProviderChunk[], response: Json | undefined, created: boolean): void {
     const id = stringAt(response, 'id')
     if (this.started) {
-      // A second response inside one HTTP body would mix two answers into one message.
-      if (id !== undefined && this.responseId !== undefined && id !== this.responseId) {
+      // A second response inside one HTTP body would mix two answers into one message. Ids
+      // rotated by `response.in_progress` (some servers do) are the same response.
+      if (created && id !== undefined && this.responseId !== undefined && id !== this.responseId) {
         throw protocolError(OPENAI, `a second response (${id}) started inside response ${this.responseId}`)
       }
       return
@@ -261,12 +268,19 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     out.push({ type: 'messageStart', id: id ?? '', model: stringAt(response, 'model') ?? '' })
   }
 
-  /** The key of the item an event is about: its `item_id`, else its `output_index`. */
-  private keyOf(json: Json): string | undefined {
-    const id = stringAt(json, 'item_id')
-    if (id !== undefined) return id
+  /**
+   * The key of the item an event is about: its `output_index` (stable even
+   * where servers rotate item ids), else the key its `item_id` was first seen under.
+   */
+  private keyOf(json: Json, itemId: string | undefined = stringAt(json, 'item_id')): string | undefined {
     const index = countAt(json, 'output_index')
-    return index === undefined ? undefined : (this.byIndex.get(index) ?? `#${index}`)
+    if (index !== undefined) {
+      // Built once per index: no new string per delta.
+      const key = (this.indexKeys[index] ??= `#${index}`)
+      if (itemId !== undefined && !this.byId.has(itemId)) this.byId.set(itemId, key)
+      return key
+    }
+    return itemId === undefined ? undefined : (this.byId.get(itemId) ?? itemId)
   }
 
   /** The state of the item `json` is about; created as `kind` when the server skipped `output_item.added`. */
@@ -295,9 +309,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   private itemAdded(out: ProviderChunk[], json: Json): void {
     const item = recordAt(json, 'item')
     if (item === undefined) return
-    const index = countAt(json, 'output_index')
-    const key = stringAt(item, 'id') ?? `#${index ?? this.items.size}`
-    if (index !== undefined) this.byIndex.set(index, key)
+    const key = this.keyOf(json, stringAt(item, 'id')) ?? `#${this.items.size}`
     if (this.items.has(key)) return
     const type = stringAt(item, 'type')
     if (type === 'message') this.items.set(key, { kind: 'message', text: '' })
@@ -362,8 +374,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   private itemDone(out: ProviderChunk[], json: Json): void {
     const item = recordAt(json, 'item')
     if (item === undefined) return
-    const index = countAt(json, 'output_index')
-    const key = stringAt(item, 'id') ?? (index === undefined ? undefined : this.byIndex.get(index)) ?? `#${index ?? this.items.size}`
+    const key = this.keyOf(json, stringAt(item, 'id')) ?? `#${this.items.size}`
     const type = stringAt(item, 'type')
     const state = this.items.get(key)
     if (type === 'message') {

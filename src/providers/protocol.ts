@@ -7,8 +7,9 @@ import { defer, Observable, throwError } from 'rxjs'
 import type { ProviderChunk } from '../types/chunk.js'
 import type { LlmRequest, StreamFn } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
-import { httpBody, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
-import { SseDecoder, type SseEvent } from './sse.js'
+import { httpBody, transportDefaults, unserializableError, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
+import { redactError, secretsOf } from './redact.js'
+import { SseDecoder, type SseDecoderOptions, type SseEvent } from './sse.js'
 
 /** Settings every provider takes. */
 export interface ProviderSettings extends TransportOptions {
@@ -66,17 +67,24 @@ export function resolveApiKey(protocol: WireProtocol<never>, settings: ProviderS
  * `failure`, to be raised after they are emitted.
  */
 export class WireReader {
-  private readonly sse = new SseDecoder()
-  /** The first error the decoder raised; nothing is decoded after it. */
+  private readonly sse: SseDecoder
+  /** The first error the decoder raised (or an oversized event); nothing is decoded after it. */
   failure: unknown = undefined
   private failed = false
-  constructor(private readonly decoder: WireDecoder) {}
+  /** `sse` bounds the events buffered (default: `maxEventSize` of {@link transportDefaults}). */
+  constructor(
+    private readonly decoder: WireDecoder,
+    sse: SseDecoderOptions = {},
+  ) {
+    this.sse = new SseDecoder({ maxEventSize: transportDefaults.maxEventSize, ...sse })
+  }
 
   push(bytes: Uint8Array | string): ProviderChunk[] {
     const out: ProviderChunk[] = []
     if (this.failed) return out
     try {
       for (const event of this.sse.push(bytes)) for (const chunk of this.decoder.event(event)) out.push(chunk)
+      if (this.sse.error !== undefined) this.fail(this.sse.error)
     } catch (error) {
       this.fail(error)
     }
@@ -88,6 +96,10 @@ export class WireReader {
     if (this.failed) return out
     try {
       for (const event of this.sse.end()) for (const chunk of this.decoder.event(event)) out.push(chunk)
+      if (this.sse.error !== undefined) {
+        this.fail(this.sse.error)
+        return out
+      }
       for (const chunk of this.decoder.end()) out.push(chunk)
     } catch (error) {
       this.fail(error)
@@ -121,7 +133,9 @@ export function decodeWire(decoder: WireDecoder, parts: readonly (Uint8Array | s
  * A `StreamFn` for `protocol`: the HTTP request starts on subscribe, chunks
  * stream as bytes arrive, unsubscribing aborts it. Failures error the
  * Observable with a classified `ProviderError` (the loop turns it into an
- * assistant message with stopReason `error`, after any retries).
+ * assistant message with stopReason `error`, after any retries), with the
+ * request's secrets redacted (see `redact.ts`). A transcript nested too deep
+ * to build or serialize is a non-retryable `invalidRequest`.
  */
 export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>, settings: S): StreamFn {
   return (request) =>
@@ -131,10 +145,21 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
         const where = protocol.apiKeyEnv.length === 0 ? '' : ` or set ${protocol.apiKeyEnv.join(' or ')}`
         return throwError(() => ProviderError.of('auth', protocol.provider, `${protocol.provider}: no API key (pass \`apiKey\`${where})`))
       }
-      const http = protocol.buildRequest(request, settings, apiKey)
+      let http: HttpRequest
+      try {
+        http = protocol.buildRequest(request, settings, apiKey)
+      } catch (error) {
+        // A builder's own JSON.stringify (tool arguments) overflowing the stack.
+        if (error instanceof RangeError) return throwError(() => unserializableError(protocol.provider, error))
+        throw error
+      }
       const headers = settings.headers === undefined ? http : { ...http, headers: { ...http.headers, ...settings.headers } }
+      const secrets = secretsOf(apiKey, headers)
       return new Observable<ProviderChunk>((subscriber) => {
-        const reader = new WireReader(protocol.decoder(request))
+        const reader = new WireReader(protocol.decoder(request), {
+          provider: protocol.provider,
+          ...(settings.maxEventSize === undefined ? {} : { maxEventSize: settings.maxEventSize }),
+        })
         // Chunks decoded before a failure are emitted first: the partial answer keeps them.
         const emit = (read: () => ProviderChunk[]): boolean => {
           for (const chunk of read()) {
@@ -142,14 +167,14 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
             subscriber.next(chunk)
           }
           if (reader.failure !== undefined) {
-            subscriber.error(reader.failure)
+            subscriber.error(redactError(reader.failure, secrets))
             return false
           }
           return true
         }
         return httpBody(protocol.provider, headers, protocol.httpError, settings).subscribe({
           next: (bytes) => void emit(() => reader.push(bytes)),
-          error: (error: unknown) => subscriber.error(error),
+          error: (error: unknown) => subscriber.error(redactError(error, secrets)),
           complete: () => {
             if (emit(() => reader.end())) subscriber.complete()
           },

@@ -2,9 +2,13 @@
  * Server-sent events from a byte stream, however the network split it.
  * Parsing is eventsource-parser's (maintained, spec-complete, no
  * dependencies); this file only turns bytes into text without breaking a
- * multi-byte character across network chunks.
+ * multi-byte character across network chunks, and bounds what the parser
+ * may buffer: an event larger than `maxEventSize` — or one endless line —
+ * stops the decoder instead of filling the heap.
  */
-import { createParser, type EventSourceMessage } from 'eventsource-parser'
+import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser'
+import type { ProviderError } from '../types/provider-error.js'
+import { protocolError } from './errors.js'
 
 /** One SSE event: `event` is the `event:` field when the server sent one. */
 export interface SseEvent {
@@ -12,17 +16,44 @@ export interface SseEvent {
   readonly data: string
 }
 
+/** Options of {@link SseDecoder}. */
+export interface SseDecoderOptions {
+  /** Names the provider in the error (default `server`). */
+  readonly provider?: string
+  /**
+   * The largest event buffered, in characters: the incomplete line plus the
+   * event's data so far (default unbounded). The bound is checked after each
+   * network chunk, so the buffer never exceeds it by more than one chunk.
+   */
+  readonly maxEventSize?: number
+}
+
 /** An incremental SSE decoder: bytes in, complete events out. */
 export class SseDecoder {
   private readonly text = new TextDecoder('utf-8')
   private pending: SseEvent[] = []
-  private readonly parser = createParser({
-    onEvent: (message: EventSourceMessage) => {
-      this.pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
-    },
-  })
-
+  private readonly parser
   private lastChar = '\n'
+  /**
+   * Set when an event exceeded `maxEventSize` (a `protocol` error); the
+   * decoder then takes no more input. Events completed before it in the same
+   * chunk are still returned.
+   */
+  error: ProviderError | undefined = undefined
+
+  constructor(private readonly options: SseDecoderOptions = {}) {
+    this.parser = createParser({
+      onEvent: (message: EventSourceMessage) => {
+        this.pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
+      },
+      onError: (error: ParseError) => {
+        if (error.type !== 'max-buffer-size-exceeded') return
+        const max = this.options.maxEventSize ?? 0
+        this.error = protocolError(this.options.provider ?? 'server', `an event exceeds the maximum size of ${max} characters (maxEventSize)`)
+      },
+      ...(options.maxEventSize === undefined ? {} : { maxBufferSize: options.maxEventSize }),
+    })
+  }
 
   /** Feeds one network chunk; returns the events it completed. */
   push(bytes: Uint8Array | string): SseEvent[] {
@@ -37,12 +68,12 @@ export class SseDecoder {
    */
   end(): SseEvent[] {
     this.feed(this.text.decode())
-    if (this.lastChar === '\n' || this.lastChar === '\r') this.parser.feed('\n\n')
+    if (this.error === undefined && (this.lastChar === '\n' || this.lastChar === '\r')) this.parser.feed('\n\n')
     return this.take()
   }
 
   private feed(text: string): void {
-    if (text === '') return
+    if (text === '' || this.error !== undefined) return
     this.lastChar = text[text.length - 1]!
     this.parser.feed(text)
   }

@@ -20,6 +20,7 @@ import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
 import type { ProviderErrorKind } from '../types/provider-error.js'
 import { costOf, emptyCost, emptyUsage, sumRecords, type Cost } from '../types/usage.js'
+import { addToRecord } from '../types/codec.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
 const stopReasonOf: Record<ChunkStopReason, StopReason> = {
@@ -88,17 +89,22 @@ function materialize(segment: Segment, count: number): AssistantMessage {
   return message
 }
 
+/** A usage chunk added to the draft's counts. A negative field is a revision down (see `UsageChunk`); no sum goes below 0. */
 function addUsageChunk(draft: Working, chunk: UsageChunk): void {
   const u = draft.usage
-  u.input += chunk.input ?? 0
-  u.output += chunk.output ?? 0
-  u.reasoning += chunk.reasoning ?? 0
-  u.cacheRead += chunk.cacheRead ?? 0
-  u.cacheWrite += chunk.cacheWrite ?? 0
-  u.total += chunk.total ?? 0
+  u.input = Math.max(0, u.input + (chunk.input ?? 0))
+  u.output = Math.max(0, u.output + (chunk.output ?? 0))
+  u.reasoning = Math.max(0, u.reasoning + (chunk.reasoning ?? 0))
+  u.cacheRead = Math.max(0, u.cacheRead + (chunk.cacheRead ?? 0))
+  u.cacheWrite = Math.max(0, u.cacheWrite + (chunk.cacheWrite ?? 0))
+  u.total = Math.max(0, u.total + (chunk.total ?? 0))
   // A fresh object rather than edits of the draft: extra keys are data, and
   // defining a key such as `__proto__` safely is not possible on an immer draft.
-  if (chunk.extra !== undefined) u.extra = sumRecords(u.extra, chunk.extra)
+  if (chunk.extra !== undefined) {
+    const extra = sumRecords(u.extra, chunk.extra)
+    for (const key of Object.keys(chunk.extra)) if ((extra[key] ?? 0) < 0) addToRecord(extra, key, -(extra[key] ?? 0))
+    u.extra = extra
+  }
 }
 
 /** What chunks change: an immer draft of a snapshot, or the fold's own working copy. */

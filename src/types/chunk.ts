@@ -6,7 +6,9 @@
  * - `toolUseArgsDelta` fragments with the same id are concatenated in arrival
  *   order; calls are accumulated per id, whatever their interleaving. A
  *   fragment need not be valid JSON: the arguments are parsed at `toolUseEnd`.
- * - `usage` may arrive several times; each field is summed.
+ * - `usage` may arrive several times; each field is summed. A field may be
+ *   negative: the provider revised an earlier count down (its last report
+ *   wins), so the sum is always the provider's latest cumulative count.
  * - `retry` (from the retry operator, never from a wire) discards the attempt
  *   so far; a new `messageStart` follows it.
  *
@@ -14,10 +16,9 @@
  * assistant message with stopReason `error` that keeps everything received.
  */
 import * as t from 'io-ts'
-import { NonNegativeInteger, NonNegativeNumber, struct, taggedUnion } from './codec.js'
+import { Integer, NonNegativeInteger, NonNegativeNumber, struct, taggedUnion } from './codec.js'
 import { ModelSpec } from './model.js'
 import { ProviderErrorInfo } from './provider-error.js'
-import { Usage } from './usage.js'
 
 /** Why the model stopped generating, as the wire says it. */
 export const ChunkStopReason = t.keyof(
@@ -69,8 +70,27 @@ export const RetryChunk = struct(
   },
 )
 export const StopChunk = t.type({ type: t.literal('stop'), reason: ChunkStopReason }, 'StopChunk')
-/** Token counts; absent fields count as 0. Summed field by field across chunks. */
-export const UsageChunk = t.intersection([t.type({ type: t.literal('usage') }), t.partial(Usage.props)], 'UsageChunk')
+/**
+ * Changes to the token counts; absent fields count as 0. Summed field by field
+ * across chunks. A negative field takes back part of an earlier chunk's count
+ * (Anthropic's `message_delta` and Gemini's last `usageMetadata` may report
+ * fewer input tokens than an earlier event); a sum below 0 counts as 0.
+ */
+export const UsageChunk = t.intersection(
+  [
+    t.type({ type: t.literal('usage') }),
+    t.partial({
+      input: Integer,
+      output: Integer,
+      reasoning: Integer,
+      cacheRead: Integer,
+      cacheWrite: Integer,
+      total: Integer,
+      extra: t.record(t.string, Integer),
+    }),
+  ],
+  'UsageChunk',
+)
 
 /** One event of a provider's streamed answer. */
 export const ProviderChunk = taggedUnion(

@@ -17,6 +17,14 @@ export const NonNegativeInteger = new t.Type<number, number, unknown>(
   t.identity,
 )
 
+/** Whole numbers of either sign: a usage chunk's change to a count (a provider may revise one down). */
+export const Integer = new t.Type<number, number, unknown>(
+  'Integer',
+  (u): u is number => typeof u === 'number' && Number.isInteger(u),
+  (u, c) => (typeof u === 'number' && Number.isInteger(u) ? t.success(u) : t.failure(u, c)),
+  t.identity,
+)
+
 /** Finite, non-negative numbers: money and rates. */
 export const NonNegativeNumber = new t.Type<number, number, unknown>(
   'NonNegativeNumber',

@@ -19,15 +19,15 @@ export const ProviderErrorKind = t.keyof(
     server: null,
     /** The connection failed or broke (DNS, reset, refused, truncated body). */
     network: null,
-    /** The connect or idle timeout fired. */
+    /** The connect, idle or total timeout fired (the total one is not retried). */
     timeout: null,
     /** The prompt does not fit the model's context window. */
     contextOverflow: null,
-    /** The request was rejected as malformed (HTTP 400/422). */
+    /** The request was rejected as malformed (HTTP 400/422), or could not be serialized. */
     invalidRequest: null,
     /** The model does not exist or the account cannot use it. */
     modelNotFound: null,
-    /** The stream itself was malformed (bad JSON, an event out of order). */
+    /** The stream itself was malformed (bad JSON, an event out of order, an oversized event, a `200` that is not an event stream). */
     protocol: null,
     /** Anything else. */
     unknown: null,
@@ -43,7 +43,7 @@ export const ProviderErrorInfo = struct(
     kind: ProviderErrorKind,
     /** Whether trying the same request again may succeed. */
     retryable: t.boolean,
-    /** Human-readable, without secrets. */
+    /** Human-readable, without secrets (the request's key and auth values are redacted). */
     message: t.string,
     /** Which provider said it (e.g. `anthropic`). */
     provider: t.string,

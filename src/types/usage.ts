@@ -6,7 +6,7 @@
  * provider reported, or input + output + cacheRead + cacheWrite when it did not.
  */
 import * as t from 'io-ts'
-import { addToRecord, NonNegativeInteger, NonNegativeNumber } from './codec.js'
+import { addToRecord, NonNegativeInteger, NonNegativeNumber, struct } from './codec.js'
 
 /** Tokens used by one message, a turn, or a whole run. */
 export const Usage = t.type(
@@ -38,10 +38,29 @@ export const Cost = t.type(
 )
 export type Cost = t.TypeOf<typeof Cost>
 
-/** Price per million tokens. */
-export const CostRates = t.type(
-  { input: NonNegativeNumber, output: NonNegativeNumber, cacheRead: NonNegativeNumber, cacheWrite: NonNegativeNumber },
+/**
+ * Prices per million tokens for requests whose prompt (input + cache reads +
+ * cache writes) is above `aboveInputTokens`: the whole request, output
+ * included, is billed at them (OpenAI above 272K input tokens, Claude Haiku
+ * 5.5 above 100K, Gemini Pro above 200K).
+ */
+export const CostTier = t.type(
+  {
+    aboveInputTokens: NonNegativeInteger,
+    input: NonNegativeNumber,
+    output: NonNegativeNumber,
+    cacheRead: NonNegativeNumber,
+    cacheWrite: NonNegativeNumber,
+  },
+  'CostTier',
+)
+export type CostTier = t.TypeOf<typeof CostTier>
+
+/** Price per million tokens; `tiers` replace all four rates for requests with longer prompts. */
+export const CostRates = struct(
   'CostRates',
+  { input: NonNegativeNumber, output: NonNegativeNumber, cacheRead: NonNegativeNumber, cacheWrite: NonNegativeNumber },
+  { tiers: t.readonlyArray(CostTier) },
 )
 export type CostRates = t.TypeOf<typeof CostRates>
 
@@ -119,9 +138,28 @@ export function cacheHitRate(u: Usage): number {
   return prompt === 0 ? 0 : u.cacheRead / prompt
 }
 
-/** What `u` costs at `rates` (per million tokens). Reasoning is inside output, so it is not billed again. */
-export function costOf(u: Usage, rates: CostRates | undefined): Cost {
-  if (rates === undefined) return emptyCost
+/**
+ * The rates one request is billed at: those of the tier with the highest
+ * `aboveInputTokens` its prompt (input + cache reads + cache writes) is
+ * above, else the base rates. Output never moves a request into a tier.
+ */
+export function ratesFor(u: Usage, rates: CostRates): Omit<CostRates, 'tiers'> {
+  const tiers = rates.tiers
+  if (tiers === undefined || tiers.length === 0) return rates
+  const prompt = u.input + u.cacheRead + u.cacheWrite
+  let tier: CostTier | undefined
+  for (const t of tiers) if (prompt > t.aboveInputTokens && (tier === undefined || t.aboveInputTokens > tier.aboveInputTokens)) tier = t
+  return tier ?? rates
+}
+
+/**
+ * What `u` costs at `rates` (per million tokens). Reasoning is inside output,
+ * so it is not billed again. `u` is one request's usage (an assistant
+ * message's): tiers are chosen by its prompt, the whole request at one tier.
+ */
+export function costOf(u: Usage, given: CostRates | undefined): Cost {
+  if (given === undefined) return emptyCost
+  const rates = ratesFor(u, given)
   const input = (u.input * rates.input) / 1e6
   const output = (u.output * rates.output) / 1e6
   const cacheRead = (u.cacheRead * rates.cacheRead) / 1e6

@@ -352,8 +352,9 @@ describe('google: stream errors', () => {
     expect(decodeError('').info).toMatchObject({ kind: 'network', retryable: true })
   })
 
-  it('content after the finish reason, and an unreadable jsonPath → protocol errors', () => {
-    expect(decodeError(wireOf([stop(), resp([{ text: 'late' }])])).info.kind).toBe('protocol')
+  it('content after a finish reason is kept and the last finish reason wins; an unreadable jsonPath → protocol error', () => {
+    const late = fold(decode(wireOf([resp([{ text: 'early' }]), stop(), resp([{ text: ' late' }]), stop('MAX_TOKENS')])))
+    expect(late).toMatchObject({ stopReason: 'length', content: [{ type: 'text', text: 'early late' }] })
     const bad = wireOf([resp([{ functionCall: { name: 'f', willContinue: true } }]), resp([{ functionCall: { partialArgs: [{ jsonPath: 'x..y', stringValue: 'v' }] } }]), stop()])
     expect(decodeError(bad).message).toContain('jsonPath')
   })

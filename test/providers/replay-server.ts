@@ -21,6 +21,11 @@ export interface ScriptedHttpResponse {
   readonly resetAfter?: number
   /** Delay before the status line is sent, in ms. */
   readonly headerDelayMs?: number
+  /**
+   * After the chunks, write this forever (`gapMs` apart, waiting for the
+   * client to drain) until the client closes: keep-alive pings that never end.
+   */
+  readonly endless?: string | Uint8Array
 }
 
 export interface RecordedRequest {
@@ -39,6 +44,8 @@ export interface ReplayServer {
   inFlight(): number
   /** Whether a request's socket was closed by the client before the body ended. */
   readonly clientAborts: number
+  /** Body writes made so far, over all responses. */
+  writes(): number
   close(): Promise<void>
 }
 
@@ -53,6 +60,7 @@ export async function startReplayServer(
   const sockets = new Set<Socket>()
   let clientAborts = 0
   let inFlight = 0
+  let writes = 0
   const timers = new Set<NodeJS.Timeout>()
   const later = (ms: number, f: () => void): void => {
     const t = setTimeout(() => {
@@ -95,11 +103,22 @@ export async function startReplayServer(
             return
           }
           if (script.stallAfter !== undefined && i >= script.stallAfter) return
+          if (i >= chunks.length && script.endless !== undefined) {
+            writes++
+            const next = (): void => {
+              if ((script.gapMs ?? 0) > 0) later(script.gapMs!, step)
+              else setImmediate(step)
+            }
+            if (res.write(script.endless)) next()
+            else res.once('drain', next)
+            return
+          }
           if (i >= chunks.length) {
             finished = true
             res.end()
             return
           }
+          writes++
           res.write(chunks[i++])
           if ((script.gapMs ?? 0) > 0) later(script.gapMs!, step)
           else setImmediate(step)
@@ -121,6 +140,7 @@ export async function startReplayServer(
     requests,
     openSockets: () => [...sockets].filter((s) => !s.destroyed).length,
     inFlight: () => inFlight,
+    writes: () => writes,
     get clientAborts() {
       return clientAborts
     },
