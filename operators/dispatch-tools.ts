@@ -3,11 +3,12 @@ import type { ApproveTool } from '../src/policy/approval.js'
 import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
-import { answer, planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
+import { answer, executionArgs, planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
 import { errorOutput, startTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
 import type { AgentTool, ToolOutput } from '../src/types/tool.js'
+import { outOfOrder } from '../src/turn/turn-protocol.js'
 import { appended, nextState, runViewOf, withMessages, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 import { untilAborted } from './until-aborted.js'
@@ -78,6 +79,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
   return onTurnState(
     (state) => {
       const assistant = state.assistant
+      if (assistant === undefined && state.stop === undefined) throw outOfOrder('dispatchTools', 'a turn the model has not answered', 'streamLlm')
       const calls = assistant === undefined ? [] : toolCallsOf(assistant)
       if (calls.length === 0) return state
       return new Observable<TurnItem>((subscriber) => {
@@ -126,7 +128,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
             }
             release()
           }
-          o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, args: call.arguments })
+          o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, ...executionArgs(plan) })
           if (cancelled !== undefined) return finish(errorOutput(cancelledText[cancelled].waiting), true)
           if (plan.kind === 'answer') return finish(errorOutput(plan.message), true)
           const timeoutMs = plan.tool.timeoutMs ?? options.toolTimeoutMs
@@ -262,6 +264,6 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         ).subscribe(observer)
       })
     },
-    { whenStopped: true },
+    { whenStopped: true, stage: 'dispatchTools' },
   )
 }

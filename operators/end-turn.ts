@@ -1,3 +1,4 @@
+import { hasUnansweredCalls, outOfOrder } from '../src/turn/turn-protocol.js'
 import type { TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 
@@ -12,8 +13,9 @@ import { onTurnState } from './on-turn-state.js'
  */
 export function endTurn(): TurnOperator {
   return onTurnState(
-    (state) =>
-      state.started
+    (state) => {
+      if (state.stop === undefined && hasUnansweredCalls(state)) throw outOfOrder('endTurn', "the model's tool calls without their results", 'dispatchTools')
+      return state.started
         ? [
             {
               type: 'turnEnd',
@@ -23,7 +25,8 @@ export function endTurn(): TurnOperator {
             },
             state,
           ]
-        : state,
-    { whenStopped: true },
+        : state
+    },
+    { whenStopped: true, stage: 'endTurn' },
   )
 }

@@ -22,6 +22,7 @@ export { dispatchTools, type ToolExecution, type DispatchToolsOptions } from './
 export { endTurn } from './end-turn.js'
 export { postTurnPolicy } from './post-turn-policy.js'
 export { pollSteering } from './poll-steering.js'
+export { decideContinuation } from './decide-continuation.js'
 export { postLoopPolicy } from './post-loop-policy.js'
 export { pollFollowUp } from './poll-follow-up.js'
 export { mapMessages } from './map-messages.js'

@@ -1,12 +1,21 @@
 import { isObservable, Observable } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
+import { currentLedger, TurnProtocolError } from '../src/turn/turn-protocol.js'
 import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 
 /** Options for {@link onTurnState}. */
 export interface OnTurnStateOptions {
   /** Also run for a state whose loop is already stopping. Default false: such a state passes through untouched. */
   readonly whenStopped?: boolean
+  /** Names the stage in protocol errors (a state dropped or doubled). Default: `onTurnState`. */
+  readonly stage?: string
 }
+
+const noState = (stage: string, how: string): TurnProtocolError =>
+  new TurnProtocolError(`\`${stage}\` answered a turn's state with no state (${how}): each stage must answer every state with exactly one state, last`, stage)
+
+const twoStates = (stage: string): TurnProtocolError =>
+  new TurnProtocolError(`\`${stage}\` answered a turn's state with two states: each stage must answer every state with exactly one state, last`, stage)
 
 /**
  * The building block of every stage: events pass through untouched and
@@ -19,6 +28,11 @@ export interface OnTurnStateOptions {
  * result:  --e--e---f-T|
  * ```
  *
+ * `project` must answer with exactly one state, last: an answer without one,
+ * or with two, fails the run with a `TurnProtocolError` naming `stage`. An
+ * Observable answer may take its time: the run knows the stage holds the
+ * state (a state held asynchronously by anything else counts as dropped).
+ *
  * Written by hand rather than with `concatMap` because every streamed token
  * passes through every stage: here that costs one function call, not an inner
  * subscription.
@@ -27,8 +41,11 @@ export function onTurnState(
   project: (state: TurnState) => Observable<TurnItem> | TurnItem | readonly TurnItem[],
   options: OnTurnStateOptions = {},
 ): TurnOperator {
+  const stage = options.stage ?? 'onTurnState'
   return (source) =>
     new Observable<TurnItem>((subscriber) => {
+      // The run this stage belongs to, if it is subscribed as part of one.
+      const ledger = currentLedger()
       // Inners still running. More than one only for a moment: a turn's last state can start
       // the next turn before the inner that emitted it has completed.
       let active = 0
@@ -48,18 +65,56 @@ export function onTurnState(
               return
             }
             if (Array.isArray(out)) {
-              for (const v of out as readonly TurnItem[]) subscriber.next(v)
+              const items = out as readonly TurnItem[]
+              const states = items.reduce((n, v) => (isTurnState(v) ? n + 1 : n), 0)
+              const last = items[items.length - 1]
+              if (states !== 1 || last === undefined || !isTurnState(last)) {
+                subscriber.error(states > 1 ? twoStates(stage) : noState(stage, states === 0 ? 'an array without one' : 'not last'))
+                return
+              }
+              if (ledger !== undefined) ledger.lastStage = stage
+              for (const v of items) subscriber.next(v)
               return
             }
             if (!isObservable(out)) {
+              if (!isTurnState(out as TurnItem)) {
+                subscriber.error(noState(stage, 'an event instead'))
+                return
+              }
+              if (ledger !== undefined) ledger.lastStage = stage
               subscriber.next(out as TurnItem)
               return
             }
             active++
+            let answered = false
+            if (ledger !== undefined) ledger.held++
             out.subscribe(
               linked<TurnItem>(subscriber, {
-                next: (v) => subscriber.next(v),
+                next: (v) => {
+                  if (!isTurnState(v)) {
+                    subscriber.next(v)
+                    return
+                  }
+                  if (answered) {
+                    subscriber.error(twoStates(stage))
+                    return
+                  }
+                  answered = true
+                  if (ledger === undefined) {
+                    subscriber.next(v)
+                    return
+                  }
+                  ledger.held--
+                  ledger.lastStage = stage
+                  subscriber.next(v)
+                  // What the state set off synchronously has returned: the run may check where it is.
+                  ledger.settle()
+                },
                 complete: () => {
+                  if (!answered) {
+                    subscriber.error(noState(stage, 'its Observable completed without one'))
+                    return
+                  }
                   active--
                   if (sourceDone && active === 0) subscriber.complete()
                 },

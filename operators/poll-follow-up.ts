@@ -1,6 +1,7 @@
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import type { AgentMessage } from '../src/types/message.js'
 import { appended, nextState, type TurnOperator } from '../src/turn/turn-state.js'
+import { outOfOrder } from '../src/turn/turn-protocol.js'
 import { onTurnState } from './on-turn-state.js'
 
 /**
@@ -16,10 +17,11 @@ import { onTurnState } from './on-turn-state.js'
  */
 export function pollFollowUp(poll: () => readonly AgentMessage[] = () => []): TurnOperator {
   return onTurnState((state) => {
+    if (state.continuation === undefined) throw outOfOrder('pollFollowUp', 'a turn whose continuation is not decided', 'decideContinuation')
     if (state.continuation !== 'idle') return state
     const found = callUser('follow-up source', poll)
     if (found instanceof CallbackError) return nextState(state, { stop: { reason: 'error', message: found.message } })
     if (found.length === 0) return state
     return nextState(state, { pending: appended(state.pending, found), continuation: 'next' })
-  })
+  }, { stage: 'pollFollowUp' })
 }

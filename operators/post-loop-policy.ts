@@ -2,6 +2,7 @@ import { identity, mergeMap } from 'rxjs'
 import type { PostLoopPolicy } from '../src/policy/policy.js'
 import { runPolicies } from '../src/policy/run-policies.js'
 import { appended, nextState, runViewOf, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
+import { outOfOrder } from '../src/turn/turn-protocol.js'
 import { onTurnState } from './on-turn-state.js'
 import { abortedState, untilAborted, type AbortOption } from './until-aborted.js'
 
@@ -21,6 +22,7 @@ export function postLoopPolicy(policies: readonly PostLoopPolicy[] = [], options
   if (policies.length === 0) return identity
   return onTurnState((state) => {
     const message = state.assistant
+    if (state.continuation === undefined) throw outOfOrder('postLoopPolicy', 'a turn whose continuation is not decided', 'decideContinuation')
     if (state.continuation !== 'idle' || message === undefined) return state
     return runPolicies('postLoop', policies, { ...runViewOf(state), message, toolResults: state.toolResults }).pipe(
       mergeMap((outcome): readonly TurnItem[] => [
@@ -33,5 +35,5 @@ export function postLoopPolicy(policies: readonly PostLoopPolicy[] = [], options
       ]),
       untilAborted<TurnItem>(options.abort, () => [abortedState(state, 'a post-loop policy')]),
     )
-  })
+  }, { stage: 'postLoopPolicy' })
 }

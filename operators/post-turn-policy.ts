@@ -32,5 +32,5 @@ export function postTurnPolicy(policies: readonly PostTurnPolicy[] = [], options
       ]),
       untilAborted<TurnItem>(options.abort, () => [abortedState(state, 'a post-turn policy')]),
     )
-  })
+  }, { stage: 'postTurnPolicy' })
 }

@@ -29,5 +29,6 @@ export function preTurnPolicy(policies: readonly PreTurnPolicy[] = [], options: 
       ]),
       untilAborted<TurnItem>(options.abort, () => [abortedState(state, 'a pre-turn policy')]),
     ),
+    { stage: 'preTurnPolicy' },
   )
 }

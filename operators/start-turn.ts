@@ -19,5 +19,5 @@ export function startTurn(): TurnOperator {
     }
     items.push(nextState(withMessages(state, state.pending), { pending: [], started: true }))
     return items
-  })
+  }, { stage: 'startTurn' })
 }

@@ -11,6 +11,7 @@ import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnSt
 import { accumulateMessage } from './accumulate-message.js'
 import { defaultConvertToLlm } from './transform-context.js'
 import { onTurnState } from './on-turn-state.js'
+import { outOfOrder } from '../src/turn/turn-protocol.js'
 
 export interface StreamLlmOptions {
   readonly streamFn: StreamFn
@@ -73,8 +74,9 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
   const retry: MonoTypeOperatorFunction<ProviderChunk> =
     options.retry === false ? identity : retryStream({ scheduler: options.scheduler, ...options.retry })
   return onTurnState(
-    (state) =>
-      new Observable<TurnItem>((subscriber) => {
+    (state) => {
+      if (!state.started) throw outOfOrder('streamLlm', 'a turn that has not started', 'startTurn')
+      return new Observable<TurnItem>((subscriber) => {
         const request = requestOf(state, options.options)
         const recover = options.recoverOverflow
         const chunks$ =
@@ -103,6 +105,8 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
               },
             }),
           )
-      }),
+      })
+    },
+    { stage: 'streamLlm' },
   )
 }

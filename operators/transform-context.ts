@@ -70,5 +70,5 @@ export function transformContext(options: TransformContextOptions = {}): TurnOpe
       catchError((error: unknown) => of(failed(state, error))),
       untilAborted<TurnItem>(options.abort, () => [abortedState(state, 'the context transform')]),
     )
-  })
+  }, { stage: 'transformContext' })
 }

@@ -156,7 +156,8 @@ export {
   type TurnOperator,
   isTurnState,
 } from './turn/turn-state.js'
-export { defaultTurn, agentLoop, agentLoopContinue, type AgentLoopConfig, type TurnStages } from './loop/agent-loop.js'
+export { TurnProtocolError } from './turn/turn-protocol.js'
+export { defaultTurn, composeTurn, agentLoop, agentLoopContinue, type AgentLoopConfig, type TurnStages } from './loop/agent-loop.js'
 export type { MessageSource, QueueMode } from './loop/message-queue.js'
 export { agentResult, transcriptFromEvents } from './loop/transcript.js'
 export { estimateTokens, estimateContextTokens, type EstimateTokens } from './context/estimate-tokens.js'

@@ -19,6 +19,7 @@ import { mapMessages } from '../operators/map-messages.js'
 import { onTurnState } from '../operators/on-turn-state.js'
 import { pollFollowUp } from '../operators/poll-follow-up.js'
 import { pollSteering } from '../operators/poll-steering.js'
+import { decideContinuation } from '../operators/decide-continuation.js'
 import { postLoopPolicy } from '../operators/post-loop-policy.js'
 import { postTurnPolicy } from '../operators/post-turn-policy.js'
 import { preTurnPolicy } from '../operators/pre-turn-policy.js'
@@ -80,6 +81,7 @@ const stages: readonly StageCase[] = [
   { name: 'endTurn', make: () => endTurn() },
   { name: 'postTurnPolicy', make: () => postTurnPolicy([continuePolicy]) },
   { name: 'pollSteering', make: () => pollSteering(() => []) },
+  { name: 'decideContinuation', make: () => decideContinuation() },
   { name: 'postLoopPolicy', make: () => postLoopPolicy([continuePolicy]) },
   { name: 'pollFollowUp', make: () => pollFollowUp(() => []) },
   { name: 'mapMessages', make: () => mapMessages((m) => m) },
@@ -641,7 +643,7 @@ describe('runTurns: teardown', () => {
     runTurns(S0, (states) => states.pipe(concatMap((s) => of(s, s))), (final) => ({ next: final })).subscribe(onError)
     runTurns(S0, (states) => states.pipe(take(1)), (final) => ({ next: final })).subscribe(onError)
     expect(errors).toEqual([
-      'a turn emitted a second state (each turn must end with exactly one)',
+      'turn 0 emitted two states; each turn must end with exactly one',
       'the turn pipeline completed before the run ended (a custom operator completed it)',
     ])
   })

@@ -3,7 +3,8 @@
  * the composition of the stages in `operators/`; this file only wires them
  * and decides, between turns, whether another one follows.
  */
-import { asyncScheduler, defer, NEVER, Observable, pipe, type SchedulerLike } from 'rxjs'
+import { asyncScheduler, defer, NEVER, Observable, type SchedulerLike } from 'rxjs'
+import { decideContinuation } from '../../operators/decide-continuation.js'
 import { dispatchTools, type ToolExecution } from '../../operators/dispatch-tools.js'
 import { endTurn } from '../../operators/end-turn.js'
 import { pollFollowUp } from '../../operators/poll-follow-up.js'
@@ -93,17 +94,34 @@ export interface AgentLoopConfig {
   readonly turn?: (stages: TurnStages) => TurnOperator
 }
 
-/** The stages of a turn, configured for one run. */
+/**
+ * The stages of a turn, configured for one run, in their standard order.
+ * A turn must pass `startTurn`, `streamLlm`, `dispatchTools` and
+ * `decideContinuation` in that order; a pipeline that leaves one out or
+ * reorders them fails the run with a `TurnProtocolError` naming the stage.
+ */
 export interface TurnStages {
+  /** Pre-turn policies: may stop the run before the turn starts, or inject messages. */
   readonly preTurnPolicy: TurnOperator
+  /** `turnStart`; pending messages join the transcript. */
   readonly startTurn: TurnOperator
+  /** What the model sees this turn (`transformContext`, `convertToLlm`). */
   readonly transformContext: TurnOperator
+  /** Calls the model and streams its answer. */
   readonly streamLlm: TurnOperator
+  /** Runs the answer's tool calls (policies, approval, execution); one result per call. */
   readonly dispatchTools: TurnOperator
+  /** `turnEnd`. */
   readonly endTurn: TurnOperator
+  /** Post-turn policies: may stop the run, or inject messages (and force another turn). */
   readonly postTurnPolicy: TurnOperator
+  /** Takes the steering messages that arrived; they join the next turn. */
   readonly pollSteering: TurnOperator
+  /** Decides whether the loop goes on (`continuation`): tool calls, pending messages or a forced turn. */
+  readonly decideContinuation: TurnOperator
+  /** Post-loop policies, when the loop would end: may stop it, or inject messages and go on. */
   readonly postLoopPolicy: TurnOperator
+  /** Follow-up messages, when the loop would end: the loop goes on with them. */
   readonly pollFollowUp: TurnOperator
   /**
    * The run's abort: emits once when `signal` aborts (at once if it already
@@ -114,11 +132,32 @@ export interface TurnStages {
   readonly abort: Observable<void>
 }
 
+/**
+ * Composes any number of stages, left to right: RxJS's `pipe` is typed for
+ * at most nine operators at a time, while every stage has the one type
+ * `TurnOperator`, so a list of them composes without nesting.
+ *
+ * @example turn: (s) => composeTurn(s.preTurnPolicy, s.startTurn, myStage, s.transformContext, …)
+ */
+export function composeTurn(...stages: readonly TurnOperator[]): TurnOperator {
+  return (source) => stages.reduce((items, stage) => stage(items), source)
+}
+
 /** The stages in their standard order. */
 export function defaultTurn(s: TurnStages): TurnOperator {
-  const theTurn = pipe(s.preTurnPolicy, s.startTurn, s.transformContext, s.streamLlm, s.dispatchTools, s.endTurn, s.postTurnPolicy)
-  const whatNext = pipe(s.pollSteering, s.postLoopPolicy, s.pollFollowUp)
-  return pipe(theTurn, whatNext)
+  return composeTurn(
+    s.preTurnPolicy,
+    s.startTurn,
+    s.transformContext,
+    s.streamLlm,
+    s.dispatchTools,
+    s.endTurn,
+    s.postTurnPolicy,
+    s.pollSteering,
+    s.decideContinuation,
+    s.postLoopPolicy,
+    s.pollFollowUp,
+  )
 }
 
 /** An Observable that emits once when `signal` aborts (at once if it already has). */
@@ -185,6 +224,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
       endTurn: endTurn(),
       postTurnPolicy: postTurnPolicy(policies.postTurn, abortOption),
       pollSteering: pollSteering(steering.poll),
+      decideContinuation: decideContinuation(),
       postLoopPolicy: postLoopPolicy(policies.postLoop, abortOption),
       pollFollowUp: pollFollowUp(followUp.poll),
       abort: abort$ ?? NEVER,
@@ -229,7 +269,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         return () => connections.forEach((c) => c?.unsubscribe())
       }
       subscriber.add(() => connections.forEach((c) => c?.unsubscribe()))
-      runTurns(first, turn, after).subscribe(
+      runTurns(first, turn, after, { checkProtocol: true }).subscribe(
         linked<TurnItem>(subscriber, { next: (item) => (isTurnState(item) ? finish(item) : subscriber.next(item)) }),
       )
     })

@@ -11,6 +11,7 @@
  */
 import { Observable, Subject } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
+import { droppedState, endOfTurnViolation, secondState, TurnProtocolError, withLedger, type TurnLedger } from '../turn/turn-protocol.js'
 import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
 
 /** What follows a turn: another one from `state`, or the end, with `state` as the run's last. */
@@ -28,13 +29,43 @@ export type AfterTurn = { readonly next: TurnState } | { readonly end: TurnState
  * result: -a---------b--(T1|)          after(T0) = next S1, after(T1) = end
  * ```
  */
-export function runTurns(first: TurnState, turn: TurnOperator, after: (final: TurnState) => AfterTurn): Observable<TurnItem> {
+/** Options for {@link runTurns}. */
+export interface RunTurnsOptions {
+  /**
+   * Check the agent loop's stage protocol: each turn's last state (see
+   * `endOfTurnViolation`), and a state dropped by the pipeline (see above).
+   * Default false: any pipeline that answers each state with one state.
+   */
+  readonly checkProtocol?: boolean
+}
+
+export function runTurns(
+  first: TurnState,
+  turn: TurnOperator,
+  after: (final: TurnState) => AfterTurn,
+  options: RunTurnsOptions = {},
+): Observable<TurnItem> {
+  const checked = options.checkProtocol === true
   return new Observable<TurnItem>((subscriber) => {
     // A Subject, so that a pipeline may subscribe to the states more than once (a partition).
     const states = new Subject<TurnItem>()
     let queued: TurnState | undefined = first
-    let inFlight = false
+    // The turn whose state is in the pipeline, if any.
+    let inFlight: number | undefined
     let feeding = false
+
+    /** After the work a state set off has returned: a state neither out nor held by a stage was dropped. */
+    const checkHeld = (): void => {
+      if (checked && inFlight !== undefined && ledger.held <= 0 && !subscriber.closed) subscriber.error(droppedState(inFlight, ledger))
+    }
+    const ledger: TurnLedger = {
+      held: 0,
+      lastStage: undefined,
+      settle: () => {
+        // While feeding, the feed loop checks once `states.next` returns.
+        if (!feeding) checkHeld()
+      },
+    }
 
     const feedQueued = (): void => {
       if (feeding) return
@@ -42,39 +73,49 @@ export function runTurns(first: TurnState, turn: TurnOperator, after: (final: Tu
       while (queued !== undefined && !subscriber.closed) {
         const state: TurnState = queued
         queued = undefined
-        inFlight = true
+        inFlight = state.turnIndex
+        ledger.held = 0
+        ledger.lastStage = undefined
         states.next(state)
+        checkHeld()
       }
       feeding = false
     }
 
     // `states` never completes: the run ends when a turn's state says so.
-    turn(states.asObservable()).subscribe(
-      linked<TurnItem>(subscriber, {
-        next: (item) => {
-          if (!isTurnState(item)) {
-            subscriber.next(item)
-            return
-          }
-          if (!inFlight) {
-            subscriber.error(new Error('a turn emitted a second state (each turn must end with exactly one)'))
-            return
-          }
-          inFlight = false
-          const following = after(item)
-          if ('end' in following) {
-            subscriber.next(following.end)
-            subscriber.complete()
-            return
-          }
-          queued = following.next
-          // Inside `states.next` (a turn that ended synchronously) the loop above feeds it.
-          feedQueued()
-        },
-        complete: () => {
-          if (!subscriber.closed) subscriber.error(new Error('the turn pipeline completed before the run ended (a custom operator completed it)'))
-        },
-      }),
+    withLedger(ledger, () =>
+      turn(states.asObservable()).subscribe(
+        linked<TurnItem>(subscriber, {
+          next: (item) => {
+            if (!isTurnState(item)) {
+              subscriber.next(item)
+              return
+            }
+            if (inFlight !== item.turnIndex) {
+              subscriber.error(secondState(item.turnIndex, inFlight, ledger))
+              return
+            }
+            inFlight = undefined
+            const violation = checked ? endOfTurnViolation(item, ledger) : undefined
+            if (violation !== undefined) {
+              subscriber.error(violation)
+              return
+            }
+            const following = after(item)
+            if ('end' in following) {
+              subscriber.next(following.end)
+              subscriber.complete()
+              return
+            }
+            queued = following.next
+            // Inside `states.next` (a turn that ended synchronously) the loop above feeds it.
+            feedQueued()
+          },
+          complete: () => {
+            if (!subscriber.closed) subscriber.error(new TurnProtocolError('the turn pipeline completed before the run ended (a custom operator completed it)'))
+          },
+        }),
+      ),
     )
     feedQueued()
   })

@@ -17,7 +17,11 @@ export interface ApprovalRequest {
   readonly args: Record<string, unknown>
 }
 
-/** Asked once per tool call, in call order, before any call of the batch runs. */
+/**
+ * Asked once per tool call, in call order, before any call of the batch runs
+ * (again only if the pre-dispatch policies change arguments it rewrote: a
+ * rewrite goes through them again, see `planCall`).
+ */
 export type ApproveTool = (request: ApprovalRequest) => ApprovalDecision | ObservableInput<ApprovalDecision>
 
 /** Decision constructors. */

@@ -55,7 +55,11 @@ export interface PreTurnView extends RunView {
 export interface PreDispatchView extends RunView {
   readonly toolCall: ToolCallContent
   readonly tool: AgentTool
-  /** The arguments as they stand (an earlier policy may have rewritten them). */
+  /**
+   * The arguments as they stand. A rewrite (by a policy or the approver) to
+   * other arguments starts a new pass over every pre-dispatch policy, so each
+   * sees the arguments the call will run with.
+   */
   readonly args: Record<string, unknown>
 }
 

@@ -14,6 +14,7 @@ import type { AgentEvent } from '../types/event.js'
 import type { AgentTool } from '../types/tool.js'
 import type { LoopStop } from '../turn/turn-state.js'
 import { callUser, CallbackError } from '../rx/user-callback.js'
+import { sameJson } from './same-json.js'
 
 /** What becomes of one call: run it, or answer it at once with an error. */
 export type Plan =
@@ -107,23 +108,68 @@ export function planWithoutAsking(call: ToolCallContent, index: number, ctx: Pla
 }
 
 /**
+ * How many times the arguments of one call may be rewritten (by pre-dispatch
+ * policies and the approver together) before the call is answered with an
+ * error instead: rewrites that do not settle are a loop.
+ */
+export const maxRewrites = 8
+
+/**
+ * The arguments a call's `toolExecutionStart` reports: those the tool runs
+ * with (rewritten, decoded), and the model's own as `modelArgs` when they
+ * differ. A call answered without running reports the model's.
+ */
+export function executionArgs(plan: Plan): { readonly args: unknown; readonly modelArgs?: unknown } {
+  const model = plan.call.arguments
+  if (plan.kind !== 'run' || sameJson(plan.args, model)) return { args: model }
+  return { args: plan.args, modelArgs: model }
+}
+
+/**
  * Plans call number `index`: emits `policyDecision` and approval events as
  * they happen, then exactly one {@link Planned}.
+ *
+ * Guards are final: the call runs only with arguments that every pre-dispatch
+ * policy has passed unchanged and, when the approver is asked, that it
+ * approved or produced. A rewrite to other arguments (by a policy or the
+ * approver) starts a new pass over the policies from the first one; the
+ * approver is asked again if the policies then change what it approved. A
+ * rewrite to identical arguments counts as `continue`. After
+ * {@link maxRewrites} rewrites the call is answered with an error.
  */
 export function planCall(call: ToolCallContent, index: number, ctx: PlanContext): Observable<Planned | AgentEvent> {
   const done = (plan: Plan): Observable<Planned> => of({ kind: 'planned', index, plan })
   const quick = planWithoutAsking(call, index, ctx)
   if (quick !== undefined) return of(quick)
   const tool = precheck(call, ctx.tools, ctx.cutByLength) as AgentTool
-  let args: Record<string, unknown> = call.arguments
+  let rewrites = 0
+  // What the approver approved or produced: it is not asked again about the same arguments.
+  let approved: Record<string, unknown> | undefined
 
-  const decodeArgs = (): Observable<Planned> => defer(() => of({ kind: 'planned' as const, index, plan: decoded(call, tool, args) }))
+  const decodeArgs = (args: Record<string, unknown>): Observable<Planned> =>
+    defer(() => of({ kind: 'planned' as const, index, plan: decoded(call, tool, args) }))
 
-  const approve = (): Observable<Planned | AgentEvent> => {
+  /** `by` rewrote the arguments to `args`: a new pass over the policies, unless the rewrites do not settle. */
+  const rewritten = (args: Record<string, unknown>, by: string): Observable<Planned | AgentEvent> => {
+    rewrites++
+    if (rewrites > maxRewrites) {
+      return done(
+        answer(
+          call,
+          `Tool call not executed: its arguments were rewritten ${maxRewrites} times without settling (the last rewrite by ${by}); ` +
+            'the pre-dispatch policies and the approver keep changing them.',
+        ),
+      )
+    }
+    return runPolicy(0, args)
+  }
+
+  const approve = (args: Record<string, unknown>): Observable<Planned | AgentEvent> => {
     const approver = ctx.approveTool
     const asks = asksApprover(ctx, call, tool)
     if (typeof asks === 'object') return done(asks)
-    if (approver === undefined || !asks) return decodeArgs()
+    if (approver === undefined || !asks) return decodeArgs(args)
+    if (approved !== undefined && sameJson(approved, args)) return decodeArgs(args)
     const request: AgentEvent = { type: 'toolApprovalRequest', toolCallId: call.id, toolName: call.name, args }
     return concat(
       of(request),
@@ -141,16 +187,18 @@ export function planCall(call: ToolCallContent, index: number, ctx: PlanContext)
             const why = decision.reason === undefined ? '.' : `: ${decision.reason}`
             return concat(of(end), done(answer(call, `Tool call rejected by the approver${why}`)))
           }
-          if (decision.args !== undefined) args = decision.args
-          return concat(of(end), decodeArgs())
+          approved = decision.args ?? args
+          if (decision.args === undefined || sameJson(decision.args, args)) return concat(of(end), decodeArgs(args))
+          return concat(of(end), rewritten(decision.args, 'the approver'))
         }),
       ),
     )
   }
 
-  const runPolicy = (i: number): Observable<Planned | AgentEvent> => {
+  /** Pre-dispatch policies from number `i` on, over `args`. */
+  const runPolicy = (i: number, args: Record<string, unknown>): Observable<Planned | AgentEvent> => {
     const policy = ctx.preDispatch[i]
-    if (policy === undefined) return approve()
+    if (policy === undefined) return approve(args)
     return verdictOf(policy, { ...ctx.view, toolCall: call, tool, args }).pipe(
       concatMap((verdict): Observable<Planned | AgentEvent> => {
         const decision = (action: 'skip' | 'rewrite' | 'stop', reason?: string): AgentEvent => ({
@@ -163,10 +211,10 @@ export function planCall(call: ToolCallContent, index: number, ctx: PlanContext)
         })
         switch (verdict.action) {
           case 'continue':
-            return runPolicy(i + 1)
+            return runPolicy(i + 1, args)
           case 'rewrite':
-            args = verdict.args
-            return concat(of(decision('rewrite')), runPolicy(i + 1))
+            if (sameJson(verdict.args, args)) return runPolicy(i + 1, args)
+            return concat(of(decision('rewrite')), rewritten(verdict.args, `policy '${policy.name}'`))
           case 'skip':
             return concat(of(decision('skip', verdict.reason)), done(answer(call, `Tool call skipped by policy '${policy.name}': ${verdict.reason}`)))
           case 'stop':
@@ -180,5 +228,5 @@ export function planCall(call: ToolCallContent, index: number, ctx: PlanContext)
     )
   }
 
-  return runPolicy(0)
+  return runPolicy(0, call.arguments)
 }

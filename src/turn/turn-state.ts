@@ -4,7 +4,7 @@
  * `TurnState`, always last, which each stage replaces with its successor.
  * The pipeline of stages is subscribed once per run and sees the turns one
  * after another: a stage answers each state it receives with that turn's
- * events and exactly one state (dropping it would leave the run waiting).
+ * events and exactly one state (checked: see `turn-protocol.ts`).
  */
 import type { OperatorFunction } from 'rxjs'
 import type { AgentEvent } from '../types/event.js'
@@ -58,7 +58,7 @@ export interface TurnState {
   readonly stop?: LoopStop
   /** Set by a stage that wants another turn even without tool calls (a post-turn injection). */
   readonly forceNextTurn?: boolean
-  /** After the turn: whether the loop goes on (`next`) or would end here (`idle`). */
+  /** After the turn: whether the loop goes on (`next`) or would end here (`idle`). Set by `decideContinuation`. */
   readonly continuation?: 'next' | 'idle'
 }
 

@@ -73,9 +73,16 @@ export const CompactionEvent = struct(
   {},
 )
 export const MessageEndEvent = t.type({ type: t.literal('messageEnd'), message: AgentMessage }, 'MessageEndEvent')
-export const ToolExecutionStartEvent = t.type(
-  { type: t.literal('toolExecutionStart'), toolCallId: t.string, toolName: t.string, args: t.unknown },
+/**
+ * A tool call starts. `args` are the arguments it runs with (after rewrites
+ * by pre-dispatch policies or the approver, decoded); `modelArgs`, present
+ * only when they differ, are the model's own. A call answered without
+ * running (rejected, skipped, invalid) reports the model's arguments.
+ */
+export const ToolExecutionStartEvent = struct(
   'ToolExecutionStartEvent',
+  { type: t.literal('toolExecutionStart'), toolCallId: t.string, toolName: t.string, args: t.unknown },
+  { modelArgs: t.unknown },
 )
 export const ToolExecutionUpdateEvent = t.type(
   { type: t.literal('toolExecutionUpdate'), toolCallId: t.string, toolName: t.string, partialResult: ToolOutput },

@@ -14,7 +14,8 @@ export type DenyRule = (toolName: string, args: Record<string, unknown>, view: P
  * calls of the same turn still run.
  *
  * @param deny - Tool names to deny (exact match), or a rule over the tool's
- * name and arguments (as they stand after earlier pre-dispatch policies).
+ * name and arguments (as they stand; a rewrite by any policy or by the
+ * approver is checked again, so a rewrite cannot slip past the rule).
  * A rule that throws stops the run, as any failing policy does.
  *
  * @example
