@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs'
 import { linked, type LinkedObserver } from '../src/rx/linked-observer.js'
-import { MessageFold, type FoldFailure } from '../src/stream/message-fold.js'
+import { MessageFold, type FoldFailure, type MessageUpdate } from '../src/stream/message-fold.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
 import type { AssistantMessage } from '../src/types/message.js'
@@ -59,11 +59,21 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
         if (ended) return
         ended = true
         input?.unsubscribe()
-        if (!fold.isStarted && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
-        const message: AssistantMessage = fold.finish(failure)
+        let message: AssistantMessage
+        try {
+          if (!fold.isStarted && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
+          message = fold.finish(failure)
+        } catch (error) {
+          // The content cannot be read back: the message ends empty, with both reasons.
+          const why = `the message could not be assembled (${errorText(error)})`
+          message = new MessageFold(model, options.now()).finish({ reason: 'error', message: failure === undefined ? why : `${failure.message}; ${why}` })
+        }
         subscriber.next({ type: 'messageEnd', message })
         subscriber.complete()
       }
+
+      /** An exception inside the fold (a hostile chunk, data it cannot freeze) ends the message; it never escapes. */
+      const failed = (error: unknown): void => end({ reason: 'error', message: `the stream could not be folded: ${errorText(error)}` })
 
       // Subscribed before the source, so an abort already signalled never lets the source start.
       if (options.abort !== undefined) {
@@ -71,21 +81,34 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
         if (ended) return
       }
 
+      /** A `retry` chunk: the attempt so far is discarded (its usage kept) and a new one starts. */
+      const retry = (chunk: Extract<ProviderChunk, { type: 'retry' }>): void => {
+        let discarded: AssistantMessage
+        try {
+          // Even after `stop`: a silent context overflow is only known once the answer is complete.
+          discarded = fold.finish({ reason: 'error', message: chunk.error.message, kind: chunk.error.kind })
+        } catch (error) {
+          return failed(error)
+        }
+        announced ||= fold.isStarted
+        if (chunk.model !== undefined) {
+          subscriber.next({ type: 'modelFallback', from: model, to: chunk.model, error: chunk.error, message: discarded })
+          model = chunk.model
+        }
+        fold = new MessageFold(model, discarded.timestamp, fold)
+        subscriber.next({ type: 'streamRetry', attempt: chunk.attempt, delayMs: chunk.delayMs, error: chunk.error, message: discarded })
+      }
+
       input = linked<ProviderChunk>(subscriber, {
         next: (chunk) => {
-          if (chunk.type === 'retry') {
-            // Even after `stop`: a silent context overflow is only known once the answer is complete.
-            const discarded = fold.finish({ reason: 'error', message: chunk.error.message, kind: chunk.error.kind })
-            announced ||= fold.isStarted
-            if (chunk.model !== undefined) {
-              subscriber.next({ type: 'modelFallback', from: model, to: chunk.model, error: chunk.error, message: discarded })
-              model = chunk.model
-            }
-            fold = new MessageFold(model, discarded.timestamp, fold)
-            subscriber.next({ type: 'streamRetry', attempt: chunk.attempt, delayMs: chunk.delayMs, error: chunk.error, message: discarded })
-            return
+          if (chunk.type === 'retry') return retry(chunk)
+          let result: MessageUpdate | undefined | string
+          // Only the fold is guarded: what downstream throws is not the stream's fault.
+          try {
+            result = fold.push(chunk)
+          } catch (error) {
+            return failed(error)
           }
-          const result = fold.push(chunk)
           if (result === undefined) {
             if (chunk.type === 'messageStart' && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
           } else if (typeof result === 'string') end({ reason: 'error', message: `stream contract violated: ${result}` })

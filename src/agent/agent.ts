@@ -21,6 +21,7 @@ import { errorText } from '../types/codec.js'
 import { extractText, type ImageContent } from '../types/content.js'
 import type { AgentEvent, CompactionEvent } from '../types/event.js'
 import { userMessage, type AgentMessage } from '../types/message.js'
+import { settleTranscript } from '../types/settle.js'
 import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../types/request.js'
 import type { AgentResult } from '../types/result.js'
@@ -718,6 +719,17 @@ export class Agent {
     const finish = (): void => {
       if (this.active === active) this.active = undefined
     }
+    let failed = false
+    /** Ends the run with `error`; the transcript is settled so that every tool call has its result. */
+    const fail = (error: Error): void => {
+      failed = true
+      active.subscription?.unsubscribe()
+      finish()
+      const messages = settleTranscript(this.state.messages, `its result could not be recorded (${error.message})`)
+      this.setState(Object.freeze({ ...this.state, messages: Object.freeze(messages), isRunning: false, streamMessage: undefined, pendingToolCalls: Object.freeze([]), error: error.message }))
+      replay.error(error)
+      settle.reject(error)
+    }
     active.subscription = events$.subscribe({
       next: (event) => {
         // After reset() the run is forgotten: what its teardown still emits (say, a
@@ -730,7 +742,17 @@ export class Agent {
           } catch (error) {
             this.emit(stamped({ type: 'listenerError', listener: 'metrics collector', error: errorText(error), eventType: 'turnMetrics' }, this.stamp()))
           }
-        } else this.setState(reduceAgentState(this.state, event))
+        } else {
+          let state: AgentState
+          try {
+            state = reduceAgentState(this.state, event)
+          } catch (error) {
+            // Data the state cannot hold (a tool's hostile `details`): the run ends with an error
+            // naming the event, never an exception out of this subscriber.
+            return fail(new Error(`the agent could not record '${event.type}' in its state: ${errorText(error)}`))
+          }
+          this.setState(state)
+        }
         if (event.type === 'turnEnd') this.markBoundary()
         if (event.type === 'agentEnd') {
           this.markBoundary()
@@ -752,6 +774,7 @@ export class Agent {
         replay.complete()
       },
     })
+    if (failed) active.subscription.unsubscribe()
     return this.runHandle(active)
   }
 

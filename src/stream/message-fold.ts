@@ -20,6 +20,7 @@ import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
 import type { ProviderErrorKind } from '../types/provider-error.js'
 import { costOf, emptyCost, emptyUsage, sumRecords, type Cost } from '../types/usage.js'
+import { deepFreeze, freezeWithin, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
 const stopReasonOf: Record<ChunkStopReason, StopReason> = {
@@ -204,7 +205,14 @@ function applyChunk(draft: Working, chunk: ProviderChunk, i: number): void {
   }
 }
 
-/** Empty arguments mean "no arguments": several providers stream `""` for a zero-argument call. */
+/**
+ * Empty arguments mean "no arguments": several providers stream `""` for a
+ * zero-argument call. The parsed value is frozen here, in the same walk that
+ * checks it nests at most {@link MAX_ARGUMENT_DEPTH} levels: model output is
+ * untrusted, and a deeper value would overflow the stack of every recursive
+ * walk after this one (immer's freeze, `JSON.stringify`, a tool's own code).
+ * `JSON.parse` itself is not recursive in V8. Once per call, never per delta.
+ */
 function parseArguments(raw: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
   if (raw.trim() === '') return { ok: true, value: {} }
   let value: unknown
@@ -216,6 +224,7 @@ function parseArguments(raw: string): { ok: true; value: Record<string, unknown>
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, error: `arguments must be a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` }
   }
+  if (!freezeWithin(value, MAX_ARGUMENT_DEPTH)) return { ok: false, error: `arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels` }
   return { ok: true, value: value as Record<string, unknown> }
 }
 
@@ -347,27 +356,16 @@ function flattened(s: string): string {
 }
 
 /**
- * A frozen copy of a working block. Only parsed arguments and extension data
- * are walked: every other field is a string or a boolean.
+ * A frozen copy of a working block. Parsed arguments and extension data are
+ * frozen already (at parse time, and when the extension chunk was accepted),
+ * so `deepFreeze` returns at their root; every other field is a string or a
+ * boolean.
  */
 function frozenBlock(block: Draft<AssistantContent>): AssistantContent {
   const copy = { ...block } as AssistantContent
   if (copy.type === 'toolCall') deepFreeze(copy.arguments)
   else if (copy.type === 'extension') deepFreeze(copy.data)
   return Object.freeze(copy)
-}
-
-/**
- * Freezes parsed JSON (tool arguments, extension data) all the way down.
- * immer's deep `freeze` does the same with more generality (Maps, Sets,
- * drafts, symbol keys) and costs several times more; this data is plain.
- * Freezing before descending makes a cycle end at its first repeat.
- */
-function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return
-  Object.freeze(value)
-  if (Array.isArray(value)) for (const item of value) deepFreeze(item)
-  else for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
 }
 
 const frozenCost = (cost: Cost): Cost => Object.freeze({ ...cost, extra: Object.freeze(cost.extra) })
@@ -467,8 +465,13 @@ export class MessageFold {
         // A signed thinking block is complete: the next thinking delta starts a new block.
         this.lastKind = 'closed'
         break
-      case 'thinkingRedacted':
       case 'extension':
+        // Server data of any depth: frozen without recursion before immer (which would recurse) sees it.
+        deepFreeze(chunk.data)
+        index = this.contentLength++
+        this.lastKind = 'closed'
+        break
+      case 'thinkingRedacted':
         index = this.contentLength++
         this.lastKind = 'closed'
         break
