@@ -2,7 +2,7 @@ import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, Subjec
 import type { ApproveTool } from '../src/policy/approval.js'
 import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
-import { planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
+import { answer, planCall, planWithoutAsking, type Planned } from '../src/tools/plan-call.js'
 import { errorOutput, startTool } from '../src/tools/run-tool.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
@@ -22,6 +22,12 @@ export interface DispatchToolsOptions {
   readonly execution?: ToolExecution
   /** Applies to tools without their own `timeoutMs`. */
   readonly toolTimeoutMs?: number
+  /**
+   * At most this many calls of one message run (default: all); each call
+   * beyond it gets an error result saying so, without being planned, asked
+   * about or run.
+   */
+  readonly maxCallsPerMessage?: number
   readonly scheduler: SchedulerLike
   /** When this emits, running calls are cancelled and every unfinished call gets an "aborted" result. */
   readonly abort?: Observable<unknown>
@@ -199,6 +205,13 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         }
 
         const planned: Planned[] = []
+        // Calls past the cap are answered at once; only the first `cap` are planned (policies, approver).
+        const cap = Math.min(calls.length, options.maxCallsPerMessage ?? calls.length)
+        const overCap = (): void => {
+          const why = `Tool call not executed: the message has ${calls.length} tool calls; at most ${cap} run per message.`
+          for (let index = cap; index < calls.length; index++) planned.push({ kind: 'planned', index, plan: answer(calls[index]!, why) })
+        }
+        const allowed = cap === calls.length ? calls : calls.slice(0, cap)
         const context = {
           tools: state.context.tools,
           cutByLength: assistant?.stopReason === 'length',
@@ -212,16 +225,17 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         const observer = linked<AgentEvent>(subscriber, { next: (event) => subscriber.next(event), complete: conclude })
         if (context.preDispatch.length === 0 && context.approveTool === undefined) {
           // Nobody to ask: planning is synchronous, no Observable per call.
-          calls.forEach((call, index) => planned.push(planWithoutAsking(call, index, context)!))
+          allowed.forEach((call, index) => planned.push(planWithoutAsking(call, index, context)!))
+          overCap()
           run$().subscribe(observer)
           return
         }
         concat(
-          from(calls).pipe(
+          from(allowed).pipe(
             concatMap((call, index) => planCall(call, index, context)),
             mergeMap((item): Observable<AgentEvent> => (isPlanned(item) ? (planned.push(item), EMPTY) : of(item))),
           ),
-          defer(run$),
+          defer(() => (overCap(), run$())),
         ).subscribe(observer)
       })
     },

@@ -13,7 +13,7 @@
  * frozen without recursion (`deepFreeze`) before it enters a draft, and immer
  * skips what is frozen already.
  */
-import { produce, castDraft } from 'immer'
+import { produce } from 'immer'
 import type { AgentEvent } from '../types/event.js'
 import type { AgentMessage, AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
@@ -57,20 +57,23 @@ export function reduceAgentState(state: AgentState, event: AgentEvent): AgentSta
       })
     case 'messageStart':
       return event.message.role === 'assistant' ? Object.freeze({ ...state, streamMessage: event.message }) : state
+    // The three events a tool batch repeats per call are plain copies rather than immer
+    // drafts: a message with thousands of calls makes thousands of them, and immer's
+    // auto-freeze walks the whole array each time (quadratic, and 50 s for 10,000 calls).
     case 'messageEnd':
       deepFreeze(event.message)
-      return produce(state, (d) => {
-        d.messages.push(castDraft(event.message))
-        if (event.message.role === 'assistant') d.streamMessage = undefined
+      return Object.freeze({
+        ...state,
+        messages: Object.freeze([...state.messages, event.message]),
+        streamMessage: event.message.role === 'assistant' ? undefined : state.streamMessage,
       })
     case 'toolExecutionStart':
-      return produce(state, (d) => {
-        d.pendingToolCalls.push(event.toolCallId)
-      })
-    case 'toolExecutionEnd':
-      return produce(state, (d) => {
-        d.pendingToolCalls = d.pendingToolCalls.filter((id) => id !== event.toolCallId)
-      })
+      return Object.freeze({ ...state, pendingToolCalls: Object.freeze([...state.pendingToolCalls, event.toolCallId]) })
+    case 'toolExecutionEnd': {
+      const at = state.pendingToolCalls.indexOf(event.toolCallId)
+      if (at < 0) return state
+      return Object.freeze({ ...state, pendingToolCalls: Object.freeze(state.pendingToolCalls.filter((_, i) => i !== at)) })
+    }
     case 'agentEnd':
       return produce(state, (d) => {
         d.isRunning = false

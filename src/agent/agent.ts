@@ -42,6 +42,9 @@ export type ApprovalMode =
   /** Nothing asks. */
   | 'bypassed'
 
+/** How many tool calls an Agent runs at a time unless `toolExecution` says otherwise. */
+export const DEFAULT_AGENT_TOOL_CONCURRENCY = 16
+
 /** What a prompt can be: text, a message, or several messages. */
 export type PromptInput = string | AgentMessage | readonly AgentMessage[]
 
@@ -107,8 +110,11 @@ export interface AgentOptions {
   readonly denyTools?: readonly string[] | DenyRule
   /** Stops or nudges a model repeating the same call (see `loopDetection`). */
   readonly loopDetection?: LoopDetectionOptions
+  /** Default: concurrent, at most {@link DEFAULT_AGENT_TOOL_CONCURRENCY} (16) calls at a time. */
   readonly toolExecution?: ToolExecution
   readonly toolTimeoutMs?: number
+  /** Tool calls of one message that run at all; the others get an error result saying so. Default 128 (`Infinity`: no cap). */
+  readonly maxToolCallsPerMessage?: number
   /** Joins the system prompt in plan mode. */
   readonly planModeAddendum?: string
   readonly metrics?: MetricsCollector
@@ -555,7 +561,8 @@ export class Agent {
       ...(mode === 'bypassed' ? {} : { approveTool: approver, approvalRequired: mode === 'enabled' ? () => true : (tool: AgentTool) => tool.needsApproval === true }),
       policies: this.policies(),
       ...(o.maxTurns === undefined ? {} : { maxTurns: o.maxTurns }),
-      ...(o.toolExecution === undefined ? {} : { toolExecution: o.toolExecution }),
+      toolExecution: o.toolExecution ?? { mode: 'concurrent', limit: DEFAULT_AGENT_TOOL_CONCURRENCY },
+      ...(o.maxToolCallsPerMessage === undefined ? {} : { maxToolCallsPerMessage: o.maxToolCallsPerMessage }),
       ...(o.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: o.toolTimeoutMs }),
     }
   }

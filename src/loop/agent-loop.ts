@@ -30,6 +30,9 @@ import { MessageQueue, type MessageSource, type QueueMode } from './message-queu
 import { runTurns, type AfterTurn } from './run-turns.js'
 import { linked } from '../rx/linked-observer.js'
 
+/** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
+export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 128
+
 /** Everything a run needs besides its context. */
 export interface AgentLoopConfig {
   readonly model: ModelSpec
@@ -72,6 +75,13 @@ export interface AgentLoopConfig {
   readonly toolExecution?: ToolExecution
   /** Default timeout of a tool call, in milliseconds (a tool's own `timeoutMs` wins). */
   readonly toolTimeoutMs?: number
+  /**
+   * At most this many tool calls of one assistant message run; each call
+   * beyond it gets an error result ("Tool call not executed: the message has
+   * N tool calls; at most 128 run per message"). Default
+   * {@link DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE} (128); `Infinity` for no cap.
+   */
+  readonly maxToolCallsPerMessage?: number
   /** The run stops with `maxTurns` instead of starting turn number `maxTurns + 1`. */
   readonly maxTurns?: number
   /** Where time comes from: timestamps, timeouts. Pass the TestScheduler's for virtual time. */
@@ -167,6 +177,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         ...(config.approvalRequired === undefined ? {} : { approvalRequired: config.approvalRequired }),
         ...(config.toolExecution === undefined ? {} : { execution: config.toolExecution }),
         ...(config.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: config.toolTimeoutMs }),
+        maxCallsPerMessage: config.maxToolCallsPerMessage ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE,
         ...(abort$ === undefined ? {} : { abort: abort$ }),
         ...(config.steeringDelivery === 'interrupt' ? { interruptOnSteering: steering.poll } : {}),
       }),
