@@ -21,7 +21,7 @@ import { errorText } from '../types/codec.js'
 import { extractText, type ImageContent } from '../types/content.js'
 import type { AgentEvent, CompactionEvent } from '../types/event.js'
 import { userMessage, type AgentMessage } from '../types/message.js'
-import { settleTranscript } from '../types/settle.js'
+import { settleTranscript, validTranscript } from '../types/settle.js'
 import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../types/request.js'
 import type { AgentResult } from '../types/result.js'
@@ -62,6 +62,14 @@ export interface AgentOptions {
   readonly tools?: readonly AgentTool[]
   /** A transcript to start from. */
   readonly messages?: readonly AgentMessage[]
+  /**
+   * What to do with a transcript (`messages`, a checkpoint's) that breaks the
+   * tool-call invariants: `repair` (default) drops orphan and duplicate
+   * results, moves misplaced ones after their call and answers unanswered
+   * calls with an error result ("no result was recorded"); `reject` throws an
+   * `InvalidTranscriptError` listing every problem. See `repairTranscript`.
+   */
+  readonly invalidTranscript?: 'repair' | 'reject'
   /** A stable id (default: generated, unique in the process). */
   readonly id?: string
   /** Models `cycleModel` goes through (the current one is added if missing). */
@@ -243,13 +251,15 @@ export class Agent {
     this.streamFn = options.streamFn
     this.routes = [...(options.availableModels ?? [])]
     if (!this.routes.some((r) => sameModel(r.model, options.model))) this.routes.unshift({ model: options.model, streamFn: options.streamFn })
-    this.boundary = options.messages ?? []
+    // After any decoding: a transcript breaking the tool-call invariants would make every request fail.
+    const messages = validTranscript(options.messages ?? [], options.invalidTranscript)
+    this.boundary = messages
     this.state$$ = new BehaviorSubject(
       initialAgentState({
         systemPrompt: options.systemPrompt,
         model: options.model,
         tools: options.tools ?? [],
-        messages: options.messages ?? [],
+        messages,
         availableModels: this.routes.map((r) => r.model),
       }),
     )

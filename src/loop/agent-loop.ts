@@ -29,6 +29,7 @@ import { emptyCost, emptyUsage } from '../types/usage.js'
 import { MessageQueue, type MessageSource, type QueueMode } from './message-queue.js'
 import { runTurns, type AfterTurn } from './run-turns.js'
 import { linked } from '../rx/linked-observer.js'
+import { validTranscript } from '../types/settle.js'
 
 /** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
 export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 128
@@ -147,6 +148,16 @@ function resultOf(state: TurnState): AgentResult {
   }
 }
 
+/**
+ * The context with its transcript made valid (see `repairTranscript`): once
+ * per run, so that a transcript from outside (restored, edited) reaches no
+ * `streamFn` broken. The context itself when it is valid.
+ */
+function repaired(context: AgentContext): AgentContext {
+  const messages = validTranscript(context.messages)
+  return messages === context.messages ? context : { ...context, messages }
+}
+
 function run(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig): Observable<AgentEvent> {
   return defer(() => {
     const scheduler = config.scheduler ?? asyncScheduler
@@ -237,7 +248,8 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
 /**
  * Runs the agent loop on `context` with new `prompts`. Cold: nothing happens
  * until subscribed, and each subscription is a separate run. Unsubscribing
- * cancels the model call and every running tool.
+ * cancels the model call and every running tool. A transcript that breaks
+ * the tool-call invariants is repaired first (see `repairTranscript`).
  *
  * @returns The run's events, ending with `agentEnd` (whose `result` holds the
  * run's new messages, stop reason, usage and cost).
@@ -248,7 +260,7 @@ export function agentLoop(
   config: AgentLoopConfig,
 ): Observable<AgentEvent> {
   const list: readonly AgentMessage[] = Array.isArray(prompts) ? prompts : [prompts as AgentMessage]
-  return run(context, list, config)
+  return defer(() => run(repaired(context), list, config))
 }
 
 /**
@@ -258,6 +270,7 @@ export function agentLoop(
  */
 export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   return defer(() => {
+    context = repaired(context)
     const last = [...context.messages].reverse().find((m) => m.role !== 'custom')
     if (last === undefined) throw new Error('agentLoopContinue: the transcript has no message to continue from')
     if (last.role === 'assistant') {
