@@ -16,6 +16,12 @@ export interface AccumulateMessageOptions {
   readonly now: () => number
   /** When this emits, the stream is dropped and the message ends with stopReason `aborted`. */
   readonly abort?: Observable<unknown>
+  /**
+   * How deep parsed tool-call arguments may nest (default
+   * `MAX_ARGUMENT_DEPTH`, 64 levels, the arguments object being level 1).
+   * Deeper arguments are the call's `parseError`, checked once per call.
+   */
+  readonly maxArgumentDepth?: number
 }
 
 /** Whether an error means "cancelled" rather than "failed". */
@@ -46,7 +52,7 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
     new Observable<AssistantStreamEvent>((subscriber) => {
       // A fallback switches the model that names and prices the message.
       let model = options.model
-      let fold = new MessageFold(model, options.now())
+      let fold = new MessageFold(model, options.now(), undefined, options.maxArgumentDepth)
       // After a retry the next attempt's `messageStart` is not announced again.
       let announced = false
       let ended = false

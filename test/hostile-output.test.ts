@@ -60,6 +60,22 @@ describe('deeply nested tool-call arguments', () => {
     expect(toolResultsOf(events).map(textOf)).toEqual(['ok', tooDeep])
   })
 
+  it('maxArgumentDepth configures the cap, in agentLoop and in the Agent', async () => {
+    const script = () => [
+      [chunk.start(), chunk.toolStart('ok', 'echo'), chunk.args('ok', '{"a":{"b":{"c":1}}}'), chunk.toolEnd('ok'),
+        chunk.toolStart('deep', 'echo'), chunk.args('deep', '{"a":{"b":{"c":[1]}}}'), chunk.toolEnd('deep'), chunk.stop('toolUse')],
+      reply.text('done'),
+    ]
+    const nestedTooDeep = 'Tool call not executed: its arguments are nested deeper than 3 levels.'
+    const model = scriptedModel(script())
+    const events = collect(agentLoop(hello, context([echo]), { model: model.model, streamFn: model.streamFn, maxArgumentDepth: 3 }))
+    expect(toolResultsOf(events).map(textOf)).toEqual(['ok', nestedTooDeep])
+    const agentModel = scriptedModel(script())
+    const agent = new Agent({ systemPrompt: 's', model: agentModel.model, streamFn: agentModel.streamFn, tools: [echo], maxArgumentDepth: 3 })
+    const result = await agent.prompt('hi')
+    expect(result.messages.filter((m) => m.role === 'toolResult').map((m) => textOf(m as { readonly content: readonly { type: string; text?: string }[] }))).toEqual(['ok', nestedTooDeep])
+  })
+
   it('a late reader (the immer path of the fold) sees the same parse error, and the arguments are frozen', () => {
     const events: AgentEvent[] = []
     from([...deepCall(DEPTH).slice(0, -1), chunk.toolStart('c2', 'echo'), chunk.args('c2', '{"a":{"b":[1]}}'), chunk.toolEnd('c2'), chunk.stop('toolUse')])

@@ -123,6 +123,8 @@ export interface AgentOptions {
   readonly toolTimeoutMs?: number
   /** Tool calls of one message that run at all; the others get an error result saying so. Default 128 (`Infinity`: no cap). */
   readonly maxToolCallsPerMessage?: number
+  /** How deep a tool call's parsed arguments may nest; deeper ones are not run. Default 64. */
+  readonly maxArgumentDepth?: number
   /** Joins the system prompt in plan mode. */
   readonly planModeAddendum?: string
   readonly metrics?: MetricsCollector
@@ -573,6 +575,7 @@ export class Agent {
       ...(o.maxTurns === undefined ? {} : { maxTurns: o.maxTurns }),
       toolExecution: o.toolExecution ?? { mode: 'concurrent', limit: DEFAULT_AGENT_TOOL_CONCURRENCY },
       ...(o.maxToolCallsPerMessage === undefined ? {} : { maxToolCallsPerMessage: o.maxToolCallsPerMessage }),
+      ...(o.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: o.maxArgumentDepth }),
       ...(o.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: o.toolTimeoutMs }),
     }
   }

@@ -83,6 +83,12 @@ export interface AgentLoopConfig {
    * {@link DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE} (128); `Infinity` for no cap.
    */
   readonly maxToolCallsPerMessage?: number
+  /**
+   * How deep a tool call's parsed arguments may nest (default 64, the
+   * arguments object being level 1). Deeper arguments are not run: the model
+   * is told "its arguments are nested deeper than 64 levels".
+   */
+  readonly maxArgumentDepth?: number
   /** The run stops with `maxTurns` instead of starting turn number `maxTurns + 1`. */
   readonly maxTurns?: number
   /** Where time comes from: timestamps, timeouts. Pass the TestScheduler's for virtual time. */
@@ -180,6 +186,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         ...(config.fallback === undefined ? {} : { fallback: config.fallback }),
         ...(config.recoverOverflow === undefined ? {} : { recoverOverflow: config.recoverOverflow }),
         ...(abort$ === undefined ? {} : { abort: abort$ }),
+        ...(config.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: config.maxArgumentDepth }),
       }),
       dispatchTools: dispatchTools({
         scheduler,
