@@ -38,9 +38,10 @@ export function isAbortError(error: unknown): boolean {
  * usage already billed; the next attempt's `messageStart` is not re-announced.
  *
  * It never errors: a contract violation, a stream that completes without
- * `stop`, or a stream error ends the message with stopReason `error` and an
- * `errorMessage` saying what happened; `abort` ends it with `aborted`. The
- * content received so far is kept in every case.
+ * `stop`, a stream error, or an exception inside the fold (a chunk that
+ * throws when read, data that cannot be frozen) ends the message with
+ * stopReason `error` and an `errorMessage` saying what happened; `abort`
+ * ends it with `aborted`. The content received so far is kept in every case.
  *
  * ```
  * chunks: --s--t--t--p--|        s: messageStart, t: textDelta, p: stop
@@ -107,7 +108,8 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
 
       input = linked<ProviderChunk>(subscriber, {
         next: (chunk) => {
-          if (chunk.type === 'retry') return retry(chunk)
+          // `?.`: a hostile stream's `null` goes on to the guarded fold, which fails on it.
+          if (chunk?.type === 'retry') return retry(chunk)
           let result: MessageUpdate | undefined | string
           // Only the fold is guarded: what downstream throws is not the stream's fault.
           try {

@@ -161,6 +161,12 @@ describe('an exception inside the fold or a reducer is an error answer', () => {
     expect(textOf(result.messages.at(-1) as { content: readonly { type: string; text?: string }[] })).toBe('a')
   })
 
+  it('a null chunk (bare asynchronous stream) ends the message with an error', async () => {
+    const model = scriptedModel([() => bare([chunk.start(), chunk.text('a'), null as unknown as ProviderChunk, chunk.stop()])])
+    const events = await lastValueFrom(agentLoop(hello, context(), { model: model.model, streamFn: model.streamFn, retry: false }).pipe(toArray()))
+    expect(resultOf(events)).toMatchObject({ stopReason: 'error', error: expect.stringContaining('the stream could not be folded') })
+  })
+
   it('a chunk that throws when read (asynchronous stream) ends the message with an error, not an uncaught exception', async () => {
     const hostile = { type: 'textDelta', get text(): string { throw new Error('hostile getter') } } as unknown as ProviderChunk
     const model = scriptedModel([() => async([chunk.start(), chunk.text('a'), hostile, chunk.stop()])])
