@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs'
 import { linked, type LinkedObserver } from '../src/rx/linked-observer.js'
-import { MessageFold, type FoldFailure } from '../src/stream/message-fold.js'
+import { MessageFold, type FoldFailure, type MessageUpdate } from '../src/stream/message-fold.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
 import type { AssistantMessage } from '../src/types/message.js'
@@ -16,6 +16,12 @@ export interface AccumulateMessageOptions {
   readonly now: () => number
   /** When this emits, the stream is dropped and the message ends with stopReason `aborted`. */
   readonly abort?: Observable<unknown>
+  /**
+   * How deep parsed tool-call arguments may nest (default
+   * `MAX_ARGUMENT_DEPTH`, 64 levels, the arguments object being level 1).
+   * Deeper arguments are the call's `parseError`, checked once per call.
+   */
+  readonly maxArgumentDepth?: number
 }
 
 /** Whether an error means "cancelled" rather than "failed". */
@@ -32,9 +38,10 @@ export function isAbortError(error: unknown): boolean {
  * usage already billed; the next attempt's `messageStart` is not re-announced.
  *
  * It never errors: a contract violation, a stream that completes without
- * `stop`, or a stream error ends the message with stopReason `error` and an
- * `errorMessage` saying what happened; `abort` ends it with `aborted`. The
- * content received so far is kept in every case.
+ * `stop`, a stream error, or an exception inside the fold (a chunk that
+ * throws when read, data that cannot be frozen) ends the message with
+ * stopReason `error` and an `errorMessage` saying what happened; `abort`
+ * ends it with `aborted`. The content received so far is kept in every case.
  *
  * ```
  * chunks: --s--t--t--p--|        s: messageStart, t: textDelta, p: stop
@@ -46,7 +53,7 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
     new Observable<AssistantStreamEvent>((subscriber) => {
       // A fallback switches the model that names and prices the message.
       let model = options.model
-      let fold = new MessageFold(model, options.now())
+      let fold = new MessageFold(model, options.now(), undefined, options.maxArgumentDepth)
       // After a retry the next attempt's `messageStart` is not announced again.
       let announced = false
       let ended = false
@@ -59,11 +66,21 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
         if (ended) return
         ended = true
         input?.unsubscribe()
-        if (!fold.isStarted && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
-        const message: AssistantMessage = fold.finish(failure)
+        let message: AssistantMessage
+        try {
+          if (!fold.isStarted && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
+          message = fold.finish(failure)
+        } catch (error) {
+          // The content cannot be read back: the message ends empty, with both reasons.
+          const why = `the message could not be assembled (${errorText(error)})`
+          message = new MessageFold(model, options.now()).finish({ reason: 'error', message: failure === undefined ? why : `${failure.message}; ${why}` })
+        }
         subscriber.next({ type: 'messageEnd', message })
         subscriber.complete()
       }
+
+      /** An exception inside the fold (a hostile chunk, data it cannot freeze) ends the message; it never escapes. */
+      const failed = (error: unknown): void => end({ reason: 'error', message: `the stream could not be folded: ${errorText(error)}` })
 
       // Subscribed before the source, so an abort already signalled never lets the source start.
       if (options.abort !== undefined) {
@@ -71,21 +88,35 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
         if (ended) return
       }
 
+      /** A `retry` chunk: the attempt so far is discarded (its usage kept) and a new one starts. */
+      const retry = (chunk: Extract<ProviderChunk, { type: 'retry' }>): void => {
+        let discarded: AssistantMessage
+        try {
+          // Even after `stop`: a silent context overflow is only known once the answer is complete.
+          discarded = fold.finish({ reason: 'error', message: chunk.error.message, kind: chunk.error.kind })
+        } catch (error) {
+          return failed(error)
+        }
+        announced ||= fold.isStarted
+        if (chunk.model !== undefined) {
+          subscriber.next({ type: 'modelFallback', from: model, to: chunk.model, error: chunk.error, message: discarded })
+          model = chunk.model
+        }
+        fold = new MessageFold(model, discarded.timestamp, fold)
+        subscriber.next({ type: 'streamRetry', attempt: chunk.attempt, delayMs: chunk.delayMs, error: chunk.error, message: discarded })
+      }
+
       input = linked<ProviderChunk>(subscriber, {
         next: (chunk) => {
-          if (chunk.type === 'retry') {
-            // Even after `stop`: a silent context overflow is only known once the answer is complete.
-            const discarded = fold.finish({ reason: 'error', message: chunk.error.message, kind: chunk.error.kind })
-            announced ||= fold.isStarted
-            if (chunk.model !== undefined) {
-              subscriber.next({ type: 'modelFallback', from: model, to: chunk.model, error: chunk.error, message: discarded })
-              model = chunk.model
-            }
-            fold = new MessageFold(model, discarded.timestamp, fold)
-            subscriber.next({ type: 'streamRetry', attempt: chunk.attempt, delayMs: chunk.delayMs, error: chunk.error, message: discarded })
-            return
+          // `?.`: a hostile stream's `null` goes on to the guarded fold, which fails on it.
+          if (chunk?.type === 'retry') return retry(chunk)
+          let result: MessageUpdate | undefined | string
+          // Only the fold is guarded: what downstream throws is not the stream's fault.
+          try {
+            result = fold.push(chunk)
+          } catch (error) {
+            return failed(error)
           }
-          const result = fold.push(chunk)
           if (result === undefined) {
             if (chunk.type === 'messageStart' && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
           } else if (typeof result === 'string') end({ reason: 'error', message: `stream contract violated: ${result}` })

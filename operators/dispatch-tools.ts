@@ -25,6 +25,12 @@ export interface DispatchToolsOptions {
   readonly execution?: ToolExecution
   /** Applies to tools without their own `timeoutMs`. */
   readonly toolTimeoutMs?: number
+  /**
+   * At most this many calls of one message run (default: all); each call
+   * beyond it gets an error result saying so, without being planned, asked
+   * about or run.
+   */
+  readonly maxCallsPerMessage?: number
   readonly scheduler: SchedulerLike
   /**
    * When this emits, a pending pre-dispatch policy or approval is cancelled
@@ -214,6 +220,13 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         }
 
         const planned: Planned[] = []
+        // Calls past the cap are answered at once; only the first `cap` are planned (policies, approver).
+        const cap = Math.min(calls.length, options.maxCallsPerMessage ?? calls.length)
+        const overCap = (): void => {
+          const why = `Tool call not executed: the message has ${calls.length} tool calls; at most ${cap} run per message.`
+          for (let index = cap; index < calls.length; index++) planned.push({ kind: 'planned', index, plan: answer(calls[index]!, why) })
+        }
+        const allowed = cap === calls.length ? calls : calls.slice(0, cap)
         const context = {
           tools: state.context.tools,
           cutByLength: assistant?.stopReason === 'length',
@@ -227,7 +240,8 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         const observer = linked<AgentEvent>(subscriber, { next: (event) => subscriber.next(event), complete: conclude })
         if (context.preDispatch.length === 0 && context.approveTool === undefined) {
           // Nobody to ask: planning is synchronous, no Observable per call.
-          calls.forEach((call, index) => planned.push(planWithoutAsking(call, index, context)!))
+          allowed.forEach((call, index) => planned.push(planWithoutAsking(call, index, context)!))
+          overCap()
           run$().subscribe(observer)
           return
         }
@@ -251,7 +265,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
             ? undefined
             : new Observable<void>((o) => (cancelled === 'abort' ? o.next() : cancel$.subscribe(() => cancelled === 'abort' && o.next())))
         concat(
-          from(calls).pipe(
+          from(allowed).pipe(
             concatMap((call, index) => planCall(call, index, context)),
             untilAborted<Planned | AgentEvent>(aborted$, abortPlanning),
             mergeMap((item): Observable<AgentEvent> => {
@@ -260,7 +274,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
               return of(item)
             }),
           ),
-          defer(run$),
+          defer(() => (overCap(), run$())),
         ).subscribe(observer)
       })
     },

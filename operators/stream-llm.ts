@@ -33,6 +33,8 @@ export interface StreamLlmOptions {
    * it), or `undefined` to fail. A second overflow fails the turn.
    */
   readonly recoverOverflow?: (state: TurnState) => OverflowRecovery | undefined
+  /** How deep parsed tool-call arguments may nest (see `accumulateMessage`). */
+  readonly maxArgumentDepth?: number
 }
 
 // Tool lists rarely change between turns; their schemas are computed once per list.
@@ -89,7 +91,7 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
                 onCompaction: (event) => subscriber.next(event),
               })
         chunks$
-          .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }) }))
+          .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }))
           .subscribe(
             linked<AssistantStreamEvent>(subscriber, {
               next: (event) => {

@@ -126,7 +126,7 @@ export {
   AgentEvent,
   type AssistantStreamEvent,
 } from './types/event.js'
-export { settleTranscript } from './types/settle.js'
+export { settleTranscript, repairTranscript, describeRepair, InvalidTranscriptError, type TranscriptRepair, type RepairedTranscript } from './types/settle.js'
 export {
   type PolicyVerdict,
   type PreDispatchVerdict,

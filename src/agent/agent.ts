@@ -25,6 +25,7 @@ import { extractText, type ImageContent } from '../types/content.js'
 import type { AgentEvent, CompactionEvent } from '../types/event.js'
 import { userMessage, type AgentMessage } from '../types/message.js'
 import { decodeInput, decodeMessage, decodePrompts, MessagesInput, optional, type AgentMessageInput, type PromptInput } from '../types/input.js'
+import { settleTranscript, validTranscript } from '../types/settle.js'
 import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../types/request.js'
 import type { AgentResult } from '../types/result.js'
@@ -47,6 +48,9 @@ export type ApprovalMode =
 
 export type { PromptInput } from '../types/input.js'
 
+/** How many tool calls an Agent runs at a time unless `toolExecution` says otherwise. */
+export const DEFAULT_AGENT_TOOL_CONCURRENCY = 16
+
 /** Options of one call (`prompt`, `continue`), layered over the agent's. */
 export interface CallOptions {
   /** Merged over the agent's `streamOptions` for this run. */
@@ -61,6 +65,14 @@ export interface AgentOptions {
   readonly tools?: readonly AgentTool[]
   /** A transcript to start from. */
   readonly messages?: readonly AgentMessage[]
+  /**
+   * What to do with a transcript (`messages`, a checkpoint's) that breaks the
+   * tool-call invariants: `repair` (default) drops orphan and duplicate
+   * results, moves misplaced ones after their call and answers unanswered
+   * calls with an error result ("no result was recorded"); `reject` throws an
+   * `InvalidTranscriptError` listing every problem. See `repairTranscript`.
+   */
+  readonly invalidTranscript?: 'repair' | 'reject'
   /** A stable id (default: generated, unique in the process). */
   readonly id?: string
   /** Models `cycleModel` goes through (the current one is added if missing). */
@@ -110,8 +122,13 @@ export interface AgentOptions {
   readonly denyTools?: readonly string[] | DenyRule
   /** Stops or nudges a model repeating the same call (see `loopDetection`). */
   readonly loopDetection?: LoopDetectionOptions
+  /** Default: concurrent, at most {@link DEFAULT_AGENT_TOOL_CONCURRENCY} (16) calls at a time. */
   readonly toolExecution?: ToolExecution
   readonly toolTimeoutMs?: number
+  /** Tool calls of one message that run at all; the others get an error result saying so. Default 128 (`Infinity`: no cap). */
+  readonly maxToolCallsPerMessage?: number
+  /** How deep a tool call's parsed arguments may nest; deeper ones are not run. Default 64. */
+  readonly maxArgumentDepth?: number
   /** Joins the system prompt in plan mode. */
   readonly planModeAddendum?: string
   /** Told each turn's metrics; a collector that throws or rejects is reported as a `listenerError`. */
@@ -246,13 +263,15 @@ export class Agent {
     this.streamFn = options.streamFn
     this.routes = [...(options.availableModels ?? [])]
     if (!this.routes.some((r) => sameModel(r.model, options.model))) this.routes.unshift({ model: options.model, streamFn: options.streamFn })
-    this.boundary = options.messages ?? []
+    // After any decoding: a transcript breaking the tool-call invariants would make every request fail.
+    const messages = validTranscript(options.messages ?? [], options.invalidTranscript)
+    this.boundary = messages
     this.state$$ = new BehaviorSubject(
       initialAgentState({
         systemPrompt: options.systemPrompt,
         model: options.model,
         tools: options.tools ?? [],
-        messages: options.messages ?? [],
+        messages,
         availableModels: this.routes.map((r) => r.model),
       }),
     )
@@ -611,7 +630,9 @@ export class Agent {
       ...(mode === 'bypassed' ? {} : { approveTool: approver, approvalRequired: mode === 'enabled' ? () => true : (tool: AgentTool) => tool.needsApproval === true }),
       policies: this.policies(),
       ...(o.maxTurns === undefined ? {} : { maxTurns: o.maxTurns }),
-      ...(o.toolExecution === undefined ? {} : { toolExecution: o.toolExecution }),
+      toolExecution: o.toolExecution ?? { mode: 'concurrent', limit: DEFAULT_AGENT_TOOL_CONCURRENCY },
+      ...(o.maxToolCallsPerMessage === undefined ? {} : { maxToolCallsPerMessage: o.maxToolCallsPerMessage }),
+      ...(o.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: o.maxArgumentDepth }),
       ...(o.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: o.toolTimeoutMs }),
     }
   }
@@ -775,6 +796,17 @@ export class Agent {
     const finish = (): void => {
       if (this.active === active) this.active = undefined
     }
+    let failed = false
+    /** Ends the run with `error`; the transcript is settled so that every tool call has its result. */
+    const fail = (error: Error): void => {
+      failed = true
+      active.subscription?.unsubscribe()
+      finish()
+      const messages = settleTranscript(this.state.messages, `its result could not be recorded (${error.message})`)
+      this.setState(Object.freeze({ ...this.state, messages: Object.freeze(messages), isRunning: false, streamMessage: undefined, pendingToolCalls: Object.freeze([]), error: error.message }))
+      replay.error(error)
+      settle.reject(error)
+    }
     active.subscription = events$.subscribe({
       next: (event) => {
         // After reset() the run is forgotten: what its teardown still emits (say, a
@@ -783,7 +815,17 @@ export class Agent {
         if (event.type === 'turnStart') this.turnIndex = event.turnIndex
         if (event.type === 'turnMetrics') {
           if (metrics !== undefined) this.callListener('metrics collector', () => metrics.onTurn(event.metrics), stamped(event, this.stamp()))
-        } else this.setState(reduceAgentState(this.state, event))
+        } else {
+          let state: AgentState
+          try {
+            state = reduceAgentState(this.state, event)
+          } catch (error) {
+            // Data the state cannot hold (a tool's hostile `details`): the run ends with an error
+            // naming the event, never an exception out of this subscriber.
+            return fail(new Error(`the agent could not record '${event.type}' in its state: ${errorText(error)}`))
+          }
+          this.setState(state)
+        }
         if (event.type === 'turnEnd') this.markBoundary()
         if (event.type === 'agentEnd') {
           this.markBoundary()
@@ -805,6 +847,7 @@ export class Agent {
         replay.complete()
       },
     })
+    if (failed) active.subscription.unsubscribe()
     return this.runHandle(active)
   }
 

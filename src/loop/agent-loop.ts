@@ -31,6 +31,10 @@ import { emptyCost, emptyUsage } from '../types/usage.js'
 import { MessageQueue, type MessageSource, type QueueMode } from './message-queue.js'
 import { runTurns, type AfterTurn } from './run-turns.js'
 import { linked } from '../rx/linked-observer.js'
+import { validTranscript } from '../types/settle.js'
+
+/** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
+export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 128
 
 /** Everything a run needs besides its context. */
 export interface AgentLoopConfig {
@@ -74,6 +78,19 @@ export interface AgentLoopConfig {
   readonly toolExecution?: ToolExecution
   /** Default timeout of a tool call, in milliseconds (a tool's own `timeoutMs` wins). */
   readonly toolTimeoutMs?: number
+  /**
+   * At most this many tool calls of one assistant message run; each call
+   * beyond it gets an error result ("Tool call not executed: the message has
+   * N tool calls; at most 128 run per message"). Default
+   * {@link DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE} (128); `Infinity` for no cap.
+   */
+  readonly maxToolCallsPerMessage?: number
+  /**
+   * How deep a tool call's parsed arguments may nest (default 64, the
+   * arguments object being level 1). Deeper arguments are not run: the model
+   * is told "its arguments are nested deeper than 64 levels".
+   */
+  readonly maxArgumentDepth?: number
   /** The run stops with `maxTurns` instead of starting turn number `maxTurns + 1`. */
   readonly maxTurns?: number
   /** Where time comes from: timestamps, timeouts. Pass the TestScheduler's for virtual time. */
@@ -186,6 +203,16 @@ function resultOf(state: TurnState): AgentResult {
   }
 }
 
+/**
+ * The context with its transcript made valid (see `repairTranscript`): once
+ * per run, so that a transcript from outside (restored, edited) reaches no
+ * `streamFn` broken. The context itself when it is valid.
+ */
+function repaired(context: AgentContext): AgentContext {
+  const messages = validTranscript(context.messages)
+  return messages === context.messages ? context : { ...context, messages }
+}
+
 function run(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig): Observable<AgentEvent> {
   return defer(() => {
     const scheduler = config.scheduler ?? asyncScheduler
@@ -210,6 +237,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         ...(config.fallback === undefined ? {} : { fallback: config.fallback }),
         ...(config.recoverOverflow === undefined ? {} : { recoverOverflow: config.recoverOverflow }),
         ...abortOption,
+        ...(config.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: config.maxArgumentDepth }),
       }),
       dispatchTools: dispatchTools({
         scheduler,
@@ -218,6 +246,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         ...(config.approvalRequired === undefined ? {} : { approvalRequired: config.approvalRequired }),
         ...(config.toolExecution === undefined ? {} : { execution: config.toolExecution }),
         ...(config.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: config.toolTimeoutMs }),
+        maxCallsPerMessage: config.maxToolCallsPerMessage ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE,
         ...abortOption,
         ...(config.steeringDelivery === 'interrupt' ? { interruptOnSteering: steering.poll } : {}),
       }),
@@ -279,7 +308,8 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
 /**
  * Runs the agent loop on `context` with new `prompts`. Cold: nothing happens
  * until subscribed, and each subscription is a separate run. Unsubscribing
- * cancels the model call and every running tool.
+ * cancels the model call and every running tool. A transcript that breaks
+ * the tool-call invariants is repaired first (see `repairTranscript`).
  *
  * The prompts and the context are decoded here, once: a prompt may be a
  * string, and a user or tool-result message may have string `content` and no
@@ -293,7 +323,8 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
 export function agentLoop(prompts: PromptInput, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   const now = (config.scheduler ?? asyncScheduler).now()
   const list = decodePrompts(prompts, 'agentLoop', now)
-  return run(decodeContext(context, 'agentLoop', now), list, config)
+  const decoded = decodeContext(context, 'agentLoop', now)
+  return defer(() => run(repaired(decoded), list, config))
 }
 
 /**
@@ -306,11 +337,12 @@ export function agentLoop(prompts: PromptInput, context: AgentContext, config: A
 export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   const decoded = decodeContext(context, 'agentLoopContinue', (config.scheduler ?? asyncScheduler).now())
   return defer(() => {
-    const last = [...decoded.messages].reverse().find((m) => m.role !== 'custom')
+    const settled = repaired(decoded)
+    const last = [...settled.messages].reverse().find((m) => m.role !== 'custom')
     if (last === undefined) throw new Error('agentLoopContinue: the transcript has no message to continue from')
     if (last.role === 'assistant') {
       throw new Error("agentLoopContinue: the last message is the assistant's; add a user or tool result message first")
     }
-    return run(decoded, [], config)
+    return run(settled, [], config)
   })
 }

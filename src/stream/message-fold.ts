@@ -21,6 +21,7 @@ import type { StopReason } from '../types/stop-reason.js'
 import type { ProviderErrorKind } from '../types/provider-error.js'
 import { costOf, emptyCost, emptyUsage, sumRecords, type Cost } from '../types/usage.js'
 import { addToRecord } from '../types/codec.js'
+import { deepFreeze, freezeWithin, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
 const stopReasonOf: Record<ChunkStopReason, StopReason> = {
@@ -37,6 +38,8 @@ interface Segment {
   readonly log: MessageUpdate[]
   /** Snapshots already produced, by log length: a second read is free and returns the same object. */
   readonly memo: Map<number, AssistantMessage>
+  /** How deep parsed tool-call arguments may nest. */
+  readonly maxDepth: number
   /**
    * The fold's working copy, while this is the fold's current segment: the
    * latest update's snapshot is then the head's (a copy of the changed block,
@@ -84,7 +87,7 @@ function materialize(segment: Segment, count: number): AssistantMessage {
   // Start from the nearest earlier snapshot, so reading in order applies one chunk per read.
   let from = 0
   for (const k of segment.memo.keys()) if (k < count && k > from) from = k
-  const message = produce(segment.memo.get(from) ?? segment.base, (draft) => applyChunks(draft, segment.log, from, count))
+  const message = produce(segment.memo.get(from) ?? segment.base, (draft) => applyChunks(draft, segment.log, from, count, segment.maxDepth))
   segment.memo.set(count, message)
   return message
 }
@@ -128,13 +131,13 @@ function appendedText(chunk: ProviderChunk): string | undefined {
  * joined first and written once: every write through an immer draft costs a
  * proxy trap, and a streamed block is mostly such runs.
  */
-function applyChunks(draft: Working, log: readonly MessageUpdate[], from: number, to: number): void {
+function applyChunks(draft: Working, log: readonly MessageUpdate[], from: number, to: number, maxDepth: number): void {
   let i = from
   while (i < to) {
     const update = log[i]!
     const first = appendedText(update.chunk)
     if (first === undefined) {
-      applyChunk(draft, update.chunk, update.contentIndex)
+      applyChunk(draft, update.chunk, update.contentIndex, maxDepth)
       i++
       continue
     }
@@ -145,7 +148,7 @@ function applyChunks(draft: Working, log: readonly MessageUpdate[], from: number
       if (next.chunk.type !== update.chunk.type || next.contentIndex !== update.contentIndex) break
       joined += appendedText(next.chunk)!
     }
-    applyChunk(draft, j === i + 1 ? update.chunk : withText(update.chunk, joined), update.contentIndex)
+    applyChunk(draft, j === i + 1 ? update.chunk : withText(update.chunk, joined), update.contentIndex, maxDepth)
     i = j
   }
 }
@@ -155,7 +158,7 @@ function withText(chunk: ProviderChunk, text: string): ProviderChunk {
 }
 
 /** Applies one logged chunk to a draft; the log holds only chunks that passed the contract. */
-function applyChunk(draft: Working, chunk: ProviderChunk, i: number): void {
+function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: number): void {
   const content = draft.content
   switch (chunk.type) {
     case 'textDelta': {
@@ -194,7 +197,7 @@ function applyChunk(draft: Working, chunk: ProviderChunk, i: number): void {
       const block = content[i]
       if (block?.type !== 'toolCall') return
       const raw = block.partialJson ?? ''
-      const parsed = parseArguments(raw)
+      const parsed = parseArguments(raw, maxDepth)
       // A new block rather than `delete block.partialJson`: deleting a property turns the
       // object into a slow dictionary in V8, and every later reader of the call pays for it.
       if (parsed.ok) content[i] = { type: 'toolCall', id: block.id, name: block.name, arguments: parsed.value }
@@ -210,8 +213,15 @@ function applyChunk(draft: Working, chunk: ProviderChunk, i: number): void {
   }
 }
 
-/** Empty arguments mean "no arguments": several providers stream `""` for a zero-argument call. */
-function parseArguments(raw: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+/**
+ * Empty arguments mean "no arguments": several providers stream `""` for a
+ * zero-argument call. The parsed value is frozen here, in the same walk that
+ * checks it nests at most `maxDepth` levels (default {@link MAX_ARGUMENT_DEPTH}): model output is
+ * untrusted, and a deeper value would overflow the stack of every recursive
+ * walk after this one (immer's freeze, `JSON.stringify`, a tool's own code).
+ * `JSON.parse` itself is not recursive in V8. Once per call, never per delta.
+ */
+function parseArguments(raw: string, maxDepth: number): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
   if (raw.trim() === '') return { ok: true, value: {} }
   let value: unknown
   try {
@@ -222,6 +232,7 @@ function parseArguments(raw: string): { ok: true; value: Record<string, unknown>
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, error: `arguments must be a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` }
   }
+  if (!freezeWithin(value, maxDepth)) return { ok: false, error: `arguments are nested deeper than ${maxDepth} levels` }
   return { ok: true, value: value as Record<string, unknown> }
 }
 
@@ -254,6 +265,7 @@ class Head {
 
   constructor(
     private meta: HeadMeta,
+    private readonly maxDepth: number,
     carried?: Usage,
   ) {
     if (carried !== undefined) {
@@ -272,7 +284,7 @@ class Head {
     const growing = this.growing[index]
     if (growing !== undefined && (chunk.type === 'textDelta' || chunk.type === 'thinkingDelta')) growing.append(chunk.text)
     else {
-      applyChunk(this.work, chunk, index)
+      applyChunk(this.work, chunk, index, this.maxDepth)
       if (chunk.type === 'textDelta' || chunk.type === 'thinkingDelta') this.growing[index] = new GrowingText(chunk.text)
     }
     if (chunk.type === 'usage') this.usageChanged = true
@@ -353,27 +365,16 @@ function flattened(s: string): string {
 }
 
 /**
- * A frozen copy of a working block. Only parsed arguments and extension data
- * are walked: every other field is a string or a boolean.
+ * A frozen copy of a working block. Parsed arguments and extension data are
+ * frozen already (at parse time, and when the extension chunk was accepted),
+ * so `deepFreeze` returns at their root; every other field is a string or a
+ * boolean.
  */
 function frozenBlock(block: Draft<AssistantContent>): AssistantContent {
   const copy = { ...block } as AssistantContent
   if (copy.type === 'toolCall') deepFreeze(copy.arguments)
   else if (copy.type === 'extension') deepFreeze(copy.data)
   return Object.freeze(copy)
-}
-
-/**
- * Freezes parsed JSON (tool arguments, extension data) all the way down.
- * immer's deep `freeze` does the same with more generality (Maps, Sets,
- * drafts, symbol keys) and costs several times more; this data is plain.
- * Freezing before descending makes a cycle end at its first repeat.
- */
-function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return
-  Object.freeze(value)
-  if (Array.isArray(value)) for (const item of value) deepFreeze(item)
-  else for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
 }
 
 const frozenCost = (cost: Cost): Cost => Object.freeze({ ...cost, extra: Object.freeze(cost.extra) })
@@ -405,14 +406,17 @@ export class MessageFold {
   /**
    * @param retryOf a discarded attempt (see the `retry` chunk): its usage was
    * billed, so this fold starts from it; its content is dropped.
+   * @param maxArgumentDepth how deep parsed tool-call arguments may nest;
+   * deeper ones are the call's `parseError`.
    */
   constructor(
     private readonly model: ModelSpec,
     timestamp: number,
     retryOf?: MessageFold,
+    private readonly maxArgumentDepth: number = retryOf?.maxArgumentDepth ?? MAX_ARGUMENT_DEPTH,
   ) {
     const carried = retryOf?.current().usage
-    this.head = new Head({ provider: model.provider, model: model.modelId, timestamp, responseId: undefined }, carried)
+    this.head = new Head({ provider: model.provider, model: model.modelId, timestamp, responseId: undefined }, maxArgumentDepth, carried)
     if (retryOf !== undefined) {
       this.usageSeen = retryOf.usageSeen
       this.totalSeen = retryOf.totalSeen
@@ -423,7 +427,7 @@ export class MessageFold {
   /** A fresh current segment; the one it replaces no longer reads the head. */
   private newSegment(base: AssistantMessage): Segment {
     if (this.segment !== undefined) this.segment.head = undefined
-    return { base, log: [], memo: new Map(), head: this.head }
+    return { base, log: [], memo: new Map(), head: this.head, maxDepth: this.maxArgumentDepth }
   }
 
   /** Whether `messageStart` has been accepted. */
@@ -473,8 +477,13 @@ export class MessageFold {
         // A signed thinking block is complete: the next thinking delta starts a new block.
         this.lastKind = 'closed'
         break
-      case 'thinkingRedacted':
       case 'extension':
+        // Server data of any depth: frozen without recursion before immer (which would recurse) sees it.
+        deepFreeze(chunk.data)
+        index = this.contentLength++
+        this.lastKind = 'closed'
+        break
+      case 'thinkingRedacted':
         index = this.contentLength++
         this.lastKind = 'closed'
         break

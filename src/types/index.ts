@@ -76,5 +76,5 @@ export {
   TurnStartEvent,
   type AssistantStreamEvent,
 } from './event.js'
-export { settleTranscript } from './settle.js'
+export { settleTranscript, repairTranscript, describeRepair, InvalidTranscriptError, type TranscriptRepair, type RepairedTranscript } from './settle.js'
 export { InvalidInputError, AgentMessageInput, UserMessageInput, ToolResultMessageInput, type PromptInput } from './input.js'

@@ -1,36 +1,152 @@
-/** The repair that makes any transcript valid: every tool call answered exactly once. */
+/**
+ * The repair that makes any transcript valid for every provider: each tool
+ * call answered exactly once, by a result that follows its assistant message
+ * before the next user or assistant message.
+ *
+ * A transcript that breaks this (restored from storage, edited by hand, cut
+ * by a custom window) is rejected by providers with HTTP 400 on every later
+ * request. The runtime repairs it in one place, whatever `streamFn` is used:
+ * `Agent.restore` and the Agent constructor, `agentLoop` and
+ * `agentLoopContinue` at the start of a run, and the built-in adapters'
+ * request builders. The rules:
+ *
+ * - a result whose call is in no assistant message (an orphan) is dropped;
+ * - a second result for the same call is dropped;
+ * - a result placed elsewhere (after an intervening user message, before its
+ *   call) is moved right after the results its assistant message did get;
+ * - a call without any result gets a synthetic error result.
+ *
+ * A valid transcript comes back unchanged.
+ */
 import { text } from './content.js'
-import { toolCallsOf, type AgentMessage, type ToolResultMessage } from './message.js'
+import { toolCallsOf, type AgentMessage, type AssistantMessage, type ToolResultMessage } from './message.js'
+
+/** One change {@link repairTranscript} made; `index` is the message's position in the input. */
+export interface TranscriptRepair {
+  readonly kind: 'orphanResult' | 'duplicateResult' | 'movedResult' | 'missingResult'
+  readonly toolCallId: string
+  /** The result's index, or the assistant message's for `missingResult`. */
+  readonly index: number
+}
+
+/** A repaired transcript and what was changed (empty, and `messages` the input itself, when it was valid). */
+export interface RepairedTranscript<M extends AgentMessage> {
+  readonly messages: readonly (M | ToolResultMessage)[]
+  readonly repairs: readonly TranscriptRepair[]
+}
+
+/** The reason a repair gives, in words. */
+export function describeRepair(repair: TranscriptRepair): string {
+  const at = `at messages[${repair.index}]`
+  switch (repair.kind) {
+    case 'orphanResult':
+      return `${at}: the result for tool call '${repair.toolCallId}' has no call in any assistant message (dropped)`
+    case 'duplicateResult':
+      return `${at}: a second result for tool call '${repair.toolCallId}' (dropped)`
+    case 'movedResult':
+      return `${at}: the result for tool call '${repair.toolCallId}' does not follow its call's assistant message (moved there)`
+    case 'missingResult':
+      return `${at}: tool call '${repair.toolCallId}' has no result (an error result was added)`
+  }
+}
+
+/** The default reason of a synthetic result. */
+const unfinished = 'the run ended before this tool call finished'
 
 /**
- * Gives every unanswered tool call a synthetic error result, placed right
- * after the results its assistant message did get. Use it on a transcript
- * whose run was cut off, or before sending a transcript to another provider.
+ * Repairs `messages` by the rules in the module comment. `reason` ends up in
+ * every synthetic result: `Tool call not executed: <reason>.` One pass to
+ * index the calls, one to place the results: linear in the transcript.
  */
-export function settleTranscript<M extends AgentMessage>(messages: readonly M[], reason = 'the run ended before this tool call finished'): (M | ToolResultMessage)[] {
-  const answered = new Set<string>()
-  for (const m of messages) if (m.role === 'toolResult') answered.add(m.toolCallId)
-  const out: (M | ToolResultMessage)[] = []
+export function repairTranscript<M extends AgentMessage>(messages: readonly M[], reason = unfinished): RepairedTranscript<M> {
+  // Every call, by id: the index of the (first) assistant message that made it.
+  const owner = new Map<string, number>()
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!
-    out.push(m)
-    if (m.role !== 'assistant') continue
-    const missing = toolCallsOf(m).filter((c) => !answered.has(c.id))
-    if (missing.length === 0) continue
-    // Keep results that did arrive directly after their assistant message.
-    while (i + 1 < messages.length && messages[i + 1]!.role === 'toolResult') out.push(messages[++i]!)
-    for (const call of missing) {
-      const result: ToolResultMessage = {
-        role: 'toolResult',
-        toolCallId: call.id,
-        toolName: call.name,
-        content: [text(`Tool call not executed: ${reason}.`)],
-        isError: true,
-        timestamp: m.timestamp,
+    if (m.role === 'assistant') for (const call of toolCallsOf(m)) if (!owner.has(call.id)) owner.set(call.id, i)
+  }
+  const repairs: TranscriptRepair[] = []
+  /** The result kept for each call, and whether it already stands in its place. */
+  const kept = new Map<string, { readonly index: number; readonly inPlace: boolean }>()
+  let current = -1
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!
+    if (m.role === 'assistant') current = i
+    else if (m.role === 'user') current = -1
+    else if (m.role === 'toolResult') {
+      const callAt = owner.get(m.toolCallId)
+      if (callAt === undefined) repairs.push({ kind: 'orphanResult', toolCallId: m.toolCallId, index: i })
+      else if (kept.has(m.toolCallId)) repairs.push({ kind: 'duplicateResult', toolCallId: m.toolCallId, index: i })
+      else {
+        kept.set(m.toolCallId, { index: i, inPlace: callAt === current })
+        if (callAt !== current) repairs.push({ kind: 'movedResult', toolCallId: m.toolCallId, index: i })
       }
-      out.push(result)
-      answered.add(call.id)
     }
   }
-  return out
+  for (const [id, at] of owner) if (!kept.has(id)) repairs.push({ kind: 'missingResult', toolCallId: id, index: at })
+  if (repairs.length === 0) return { messages, repairs }
+
+  const out: (M | ToolResultMessage)[] = []
+  let open: { readonly message: AssistantMessage; readonly index: number } | undefined
+  /** The open assistant message's moved and missing results, after those it got in place. */
+  const close = (): void => {
+    if (open === undefined) return
+    const { message, index } = open
+    open = undefined
+    for (const call of toolCallsOf(message)) {
+      if (owner.get(call.id) !== index) continue
+      const result = kept.get(call.id)
+      if (result === undefined) {
+        out.push({ role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [text(`Tool call not executed: ${reason}.`)], isError: true, timestamp: message.timestamp })
+        kept.set(call.id, { index: -1, inPlace: true })
+      } else if (!result.inPlace) out.push(messages[result.index] as M)
+    }
+  }
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!
+    if (m.role === 'toolResult') {
+      const result = kept.get(m.toolCallId)
+      if (result?.index === i && result.inPlace) out.push(m)
+      continue
+    }
+    if (m.role === 'assistant' || m.role === 'user') close()
+    out.push(m)
+    if (m.role === 'assistant') open = { message: m, index: i }
+  }
+  close()
+  return { messages: out, repairs }
+}
+
+/**
+ * The transcript, repaired (see {@link repairTranscript}): every unanswered
+ * tool call gets a synthetic error result, placed right after the results its
+ * assistant message did get; orphan and duplicate results are dropped,
+ * misplaced ones moved. Use it on a transcript whose run was cut off, or
+ * before sending a transcript to another provider.
+ */
+export function settleTranscript<M extends AgentMessage>(messages: readonly M[], reason = unfinished): (M | ToolResultMessage)[] {
+  return [...repairTranscript(messages, reason).messages]
+}
+
+/** A transcript that breaks the tool-call invariants, when the caller asked for rejection rather than repair. */
+export class InvalidTranscriptError extends Error {
+  override readonly name = 'InvalidTranscriptError'
+  constructor(readonly repairs: readonly TranscriptRepair[]) {
+    super(`the transcript breaks the tool-call invariants:\n${repairs.map((r) => `  - ${describeRepair(r)}`).join('\n')}`)
+  }
+}
+
+/** The reason of the synthetic results a restored or passed-in transcript gets. */
+export const NO_RESULT_RECORDED = 'no result was recorded'
+
+/**
+ * A transcript from outside the runtime (a checkpoint, the app's storage),
+ * made valid: repaired (`repair`, default) or, with `reject`, refused with an
+ * {@link InvalidTranscriptError} that lists every problem. A valid transcript
+ * is returned as is.
+ */
+export function validTranscript<M extends AgentMessage>(messages: readonly M[], mode: 'repair' | 'reject' = 'repair'): readonly (M | ToolResultMessage)[] {
+  const repaired = repairTranscript(messages, NO_RESULT_RECORDED)
+  if (mode === 'reject' && repaired.repairs.length > 0) throw new InvalidTranscriptError(repaired.repairs)
+  return repaired.messages
 }
