@@ -12,7 +12,6 @@ import type { RetryOptions } from '../../operators/retry-stream.js'
 import type { ConvertToLlm, TransformContext } from '../../operators/transform-context.js'
 import type { ToolExecution } from '../../operators/dispatch-tools.js'
 import * as t from 'io-ts'
-import { freeze } from 'immer'
 import { Approval, type ApproveTool } from '../policy/approval.js'
 import { Verdict, type Policies, type PostLoopPolicy, type PostTurnPolicy } from '../policy/policy.js'
 import { defineTool } from '../tools/define-tool.js'
@@ -26,6 +25,7 @@ import type { AgentEvent, CompactionEvent } from '../types/event.js'
 import { userMessage, type AgentMessage } from '../types/message.js'
 import { decodeInput, decodeMessage, decodePrompts, MessagesInput, optional, type AgentMessageInput, type PromptInput } from '../types/input.js'
 import { settleTranscript, validTranscript } from '../types/settle.js'
+import { deepFreeze } from '../types/deep-freeze.js'
 import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../types/request.js'
 import type { AgentResult } from '../types/result.js'
@@ -256,7 +256,8 @@ export class Agent {
     this.scheduler = options.scheduler ?? asyncScheduler
     const codec = t.type({ systemPrompt: t.string, messages: optional(MessagesInput(this.scheduler.now())), tools: optional(AgentTools) })
     // Frozen first, as every message the Agent's transcript takes in is: a frozen message is checked once, here, not again on every run.
-    if (Array.isArray(options.messages)) for (const m of options.messages as readonly unknown[]) freeze(m, true)
+    // Without recursion: a message may hold data of any depth (a tool's `details`).
+    if (Array.isArray(options.messages)) for (const m of options.messages as readonly unknown[]) deepFreeze(m)
     options = { ...options, ...decodeInput(codec, options, 'new Agent', 'options') }
     this.options = options
     this.id = options.id ?? `agent-${++agentCount}`
