@@ -42,6 +42,7 @@ export function onTurnState(
   options: OnTurnStateOptions = {},
 ): TurnOperator {
   const stage = options.stage ?? 'onTurnState'
+  const whenStopped = options.whenStopped === true
   return (source) =>
     new Observable<TurnItem>((subscriber) => {
       // The run this stage belongs to, if it is subscribed as part of one.
@@ -50,77 +51,83 @@ export function onTurnState(
       // the next turn before the inner that emitted it has completed.
       let active = 0
       let sourceDone = false
+
+      /** The one state of an answer given as a value or an array: checked, then passed on with its events. */
+      const answerWith = (out: TurnItem | readonly TurnItem[]): void => {
+        if (Array.isArray(out)) {
+          const items = out as readonly TurnItem[]
+          const states = items.reduce((n, v) => (isTurnState(v) ? n + 1 : n), 0)
+          const last = items[items.length - 1]
+          if (states !== 1 || last === undefined || !isTurnState(last)) {
+            subscriber.error(states > 1 ? twoStates(stage) : noState(stage, states === 0 ? 'an array without one' : 'not last'))
+            return
+          }
+          if (ledger !== undefined) ledger.lastStage = stage
+          for (const v of items) subscriber.next(v)
+          return
+        }
+        if (!isTurnState(out as TurnItem)) {
+          subscriber.error(noState(stage, 'an event instead'))
+          return
+        }
+        if (ledger !== undefined) ledger.lastStage = stage
+        subscriber.next(out as TurnItem)
+      }
+
+      /** An Observable answer: its events pass through; its one state is checked and reported to the ledger. */
+      const follow = (out: Observable<TurnItem>): void => {
+        active++
+        let answered = false
+        if (ledger !== undefined) ledger.held++
+        const onState = (v: TurnState): void => {
+          if (answered) {
+            subscriber.error(twoStates(stage))
+            return
+          }
+          answered = true
+          if (ledger === undefined) {
+            subscriber.next(v)
+            return
+          }
+          ledger.held--
+          ledger.lastStage = stage
+          subscriber.next(v)
+          // What the state set off synchronously has returned: the run may check where it is.
+          ledger.settle()
+        }
+        out.subscribe(
+          linked<TurnItem>(subscriber, {
+            // Every streamed token passes here: kept as small as a plain forward (V8 inlines it,
+            // and the event objects of a turn's stream then cost no allocation in this stage).
+            next: (v) => (isTurnState(v) ? onState(v) : subscriber.next(v)),
+            complete: () => {
+              if (!answered) {
+                subscriber.error(noState(stage, 'its Observable completed without one'))
+                return
+              }
+              active--
+              if (sourceDone && active === 0) subscriber.complete()
+            },
+          }),
+        )
+      }
+
+      const onState = (item: TurnState): void => {
+        let out: Observable<TurnItem> | TurnItem | readonly TurnItem[]
+        try {
+          out = project(item)
+        } catch (error) {
+          subscriber.error(error)
+          return
+        }
+        if (isObservable(out)) follow(out)
+        else answerWith(out)
+      }
+
       source.subscribe(
         linked<TurnItem>(subscriber, {
-          next: (item) => {
-            if (!isTurnState(item) || (item.stop !== undefined && options.whenStopped !== true)) {
-              subscriber.next(item)
-              return
-            }
-            let out: Observable<TurnItem> | TurnItem | readonly TurnItem[]
-            try {
-              out = project(item)
-            } catch (error) {
-              subscriber.error(error)
-              return
-            }
-            if (Array.isArray(out)) {
-              const items = out as readonly TurnItem[]
-              const states = items.reduce((n, v) => (isTurnState(v) ? n + 1 : n), 0)
-              const last = items[items.length - 1]
-              if (states !== 1 || last === undefined || !isTurnState(last)) {
-                subscriber.error(states > 1 ? twoStates(stage) : noState(stage, states === 0 ? 'an array without one' : 'not last'))
-                return
-              }
-              if (ledger !== undefined) ledger.lastStage = stage
-              for (const v of items) subscriber.next(v)
-              return
-            }
-            if (!isObservable(out)) {
-              if (!isTurnState(out as TurnItem)) {
-                subscriber.error(noState(stage, 'an event instead'))
-                return
-              }
-              if (ledger !== undefined) ledger.lastStage = stage
-              subscriber.next(out as TurnItem)
-              return
-            }
-            active++
-            let answered = false
-            if (ledger !== undefined) ledger.held++
-            out.subscribe(
-              linked<TurnItem>(subscriber, {
-                next: (v) => {
-                  if (!isTurnState(v)) {
-                    subscriber.next(v)
-                    return
-                  }
-                  if (answered) {
-                    subscriber.error(twoStates(stage))
-                    return
-                  }
-                  answered = true
-                  if (ledger === undefined) {
-                    subscriber.next(v)
-                    return
-                  }
-                  ledger.held--
-                  ledger.lastStage = stage
-                  subscriber.next(v)
-                  // What the state set off synchronously has returned: the run may check where it is.
-                  ledger.settle()
-                },
-                complete: () => {
-                  if (!answered) {
-                    subscriber.error(noState(stage, 'its Observable completed without one'))
-                    return
-                  }
-                  active--
-                  if (sourceDone && active === 0) subscriber.complete()
-                },
-              }),
-            )
-          },
+          // Every streamed token passes here too: one check, then a plain forward.
+          next: (item) => (isTurnState(item) && (whenStopped || item.stop === undefined) ? onState(item) : subscriber.next(item)),
           complete: () => {
             sourceDone = true
             if (active === 0) subscriber.complete()
