@@ -389,6 +389,16 @@ describe('loopDetection', () => {
       expect(stops(after(turn(['x', { n: 1 }]), turn(['x', { n: '1' }]), turn(['x', { n: 1 }])))).toBeUndefined()
     })
 
+    it('arguments too deep to serialize (a restored transcript) count as unlike any other call, and the policy does not throw', () => {
+      let deep: unknown = {}
+      for (let i = 0; i < 100_000; i++) deep = { d: deep }
+      const D: Call = ['read', { deep }]
+      expect(() => stops(after(turn(D), turn(D), turn(D)))).not.toThrow()
+      expect(stops(after(turn(D), turn(D), turn(D)))).toBeUndefined()
+      // A deep call between two streaks breaks them, as any different call does.
+      expect(stops(after(turn(A), turn(A), turn(D), turn(A)))).toBeUndefined()
+    })
+
     it('a different call or a text-only turn in between resets the streak', () => {
       expect(stops(after(turn(A), turn(A), turn(B), turn(A), turn(A)))).toBeUndefined()
       expect(stops(after(turn(A), turn(B), turn(A), turn(A), turn(A)))).toBeDefined()

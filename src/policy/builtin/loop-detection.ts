@@ -19,21 +19,35 @@ export interface LoopDetectionOptions {
   readonly now?: () => number
 }
 
-/** Arguments as JSON with object keys sorted at every level, so key order does not tell two calls apart. */
+/**
+ * Arguments as JSON with object keys sorted at every level, so key order does
+ * not tell two calls apart. The replacer sorts each object as `JSON.stringify`
+ * reaches it: no recursion of ours over data that came from a model.
+ */
 function canonicalJson(value: unknown): string {
-  return JSON.stringify(sorted(value)) ?? 'null'
+  return JSON.stringify(value, sortKeys) ?? 'null'
 }
 
-function sorted(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sorted)
-  if (value === null || typeof value !== 'object') return value
+function sortKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value
   const record = value as Record<string, unknown>
   const out: Record<string, unknown> = {}
-  for (const key of Object.keys(record).sort()) out[key] = sorted(record[key])
+  for (const key of Object.keys(record).sort()) out[key] = record[key]
   return out
 }
 
-const signatureOf = (call: ToolCallContent): string => `${call.name}\u0000${canonicalJson(call.arguments)}`
+/**
+ * What makes two calls the same. Arguments too deep for `JSON.stringify` (a
+ * restored transcript; the model's own are capped by `maxArgumentDepth`)
+ * cannot be compared: such a call counts as unlike any other.
+ */
+function signatureOf(call: ToolCallContent): string {
+  try {
+    return `${call.name}\u0000${canonicalJson(call.arguments)}`
+  } catch {
+    return `${call.name}\u0001${call.id}`
+  }
+}
 
 /** The complete calls of a message by signature; incomplete ones were never executed, so they are no repetition. */
 function callsBySignature(message: AssistantMessage): Map<string, ToolCallContent> {
