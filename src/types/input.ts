@@ -18,7 +18,8 @@ import * as t from 'io-ts'
 import { NonNegativeInteger, describeValue, reportErrors, struct, taggedUnion, type DecodeIssue } from './codec.js'
 import { ImageContent, UserContent, text } from './content.js'
 import { AgentTools, type AgentTool } from './tool.js'
-import { AssistantMessage, CustomMessage, type AgentMessage, type ToolResultMessage, type UserMessage } from './message.js'
+import { deepFreeze } from './deep-freeze.js'
+import { AgentMessage, AssistantMessage, CustomMessage, type ToolResultMessage, type UserMessage } from './message.js'
 
 /** Problems listed in the message after the first; `errors` holds them all. */
 const MORE_SHOWN = 4
@@ -96,13 +97,31 @@ export type AgentMessageInput = AgentMessage | UserMessageInput | ToolResultMess
 /** What a prompt can be: text, a message, or several (each text or a message). */
 export type PromptInput = string | AgentMessageInput | readonly (string | AgentMessageInput)[]
 
-/** Messages (frozen ones only: they cannot change since) that passed a check. */
+/**
+ * Frozen messages that passed a check: they cannot have changed since, so a
+ * transcript the loop built (its messages are frozen) is checked once per
+ * message, then only looked up.
+ */
 const checked = new WeakSet<object>()
 
-/** A normalized message, frozen with its content list (copied unless frozen already: the caller's list stays theirs). */
+/** A normalized message, frozen all the way down (its content list copied unless frozen already: the caller's list stays theirs). */
 function frozen(message: AgentMessage): AgentMessage {
-  if (message.role === 'custom' || Object.isFrozen(message.content)) return Object.freeze(message)
-  return Object.freeze({ ...message, content: Object.freeze([...message.content]) } as AgentMessage)
+  const out = message.role === 'custom' || Object.isFrozen(message.content) ? message : ({ ...message, content: [...message.content] } as AgentMessage)
+  deepFreeze(out)
+  return out
+}
+
+/**
+ * Whether `u` is a message in canonical form, remembered when it is frozen.
+ * `is` builds no contexts and no Either: 5,000 fresh messages take about
+ * 1.7 ms against 12 ms to `validate` (and 24 ms with a context per message)
+ * on this machine. `validate` runs only for what needs normalizing or is
+ * wrong, and then explains it.
+ */
+function canonical(u: object): boolean {
+  if (!AgentMessage.is(u)) return false
+  if (Object.isFrozen(u)) checked.add(u)
+  return true
 }
 
 /** One message, decoded and normalized (a new, frozen object when it changed). */
@@ -132,7 +151,9 @@ function decodeList(list: readonly unknown[], now: number, strings: boolean, con
   for (let i = 0; i < list.length; i++) {
     const u = list[i]
     let m = u
-    if (typeof u !== 'object' || u === null || !checked.has(u)) {
+    if (typeof u === 'object' && u !== null && (checked.has(u) || canonical(u))) {
+      // Canonical already: no context built, nothing copied.
+    } else {
       const c = indexed ? t.appendContext(context, String(i), AgentMessageInput, u) : context
       if (typeof u === 'string' && !strings) {
         errors.push({ value: u, context: c, message: `expected a message object, got ${describeValue(u)}` })

@@ -53,17 +53,23 @@ export function describeRepair(repair: TranscriptRepair): string {
 /** The default reason of a synthetic result. */
 const unfinished = 'the run ended before this tool call finished'
 
+/** Frozen transcripts found valid: they cannot have changed since (the loop's own transcripts are frozen). */
+const validFrozen = new WeakSet<readonly AgentMessage[]>()
+
 /**
  * Repairs `messages` by the rules in the module comment. `reason` ends up in
  * every synthetic result: `Tool call not executed: <reason>.` One pass to
  * index the calls, one to place the results: linear in the transcript.
  */
 export function repairTranscript<M extends AgentMessage>(messages: readonly M[], reason = unfinished): RepairedTranscript<M> {
-  // Every call, by id: the index of the (first) assistant message that made it.
+  if (Object.isFrozen(messages) && validFrozen.has(messages)) return { messages, repairs: [] }
+  // Every call, by id: the index of the (first) assistant message that made it. A loop over
+  // the content rather than `toolCallsOf`: this runs over the whole transcript at every run.
   const owner = new Map<string, number>()
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!
-    if (m.role === 'assistant') for (const call of toolCallsOf(m)) if (!owner.has(call.id)) owner.set(call.id, i)
+    if (m.role !== 'assistant') continue
+    for (const block of m.content) if (block.type === 'toolCall' && !owner.has(block.id)) owner.set(block.id, i)
   }
   const repairs: TranscriptRepair[] = []
   /** The result kept for each call, and whether it already stands in its place. */
@@ -84,7 +90,10 @@ export function repairTranscript<M extends AgentMessage>(messages: readonly M[],
     }
   }
   for (const [id, at] of owner) if (!kept.has(id)) repairs.push({ kind: 'missingResult', toolCallId: id, index: at })
-  if (repairs.length === 0) return { messages, repairs }
+  if (repairs.length === 0) {
+    if (Object.isFrozen(messages)) validFrozen.add(messages)
+    return { messages, repairs }
+  }
 
   const out: (M | ToolResultMessage)[] = []
   let open: { readonly message: AssistantMessage; readonly index: number } | undefined
