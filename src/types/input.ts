@@ -18,7 +18,7 @@ import * as t from 'io-ts'
 import { NonNegativeInteger, describeValue, reportErrors, struct, taggedUnion, type DecodeIssue } from './codec.js'
 import { ImageContent, UserContent, text } from './content.js'
 import { AgentTools, type AgentTool } from './tool.js'
-import { deepFreeze } from './deep-freeze.js'
+import { compileIs } from './fast-is.js'
 import { AgentMessage, AssistantMessage, CustomMessage, type ToolResultMessage, type UserMessage } from './message.js'
 
 /** Problems listed in the message after the first; `errors` holds them all. */
@@ -104,22 +104,24 @@ export type PromptInput = string | AgentMessageInput | readonly (string | AgentM
  */
 const checked = new WeakSet<object>()
 
-/** A normalized message, frozen all the way down (its content list copied unless frozen already: the caller's list stays theirs). */
+/** A normalized message, frozen with its content list (copied unless frozen already: the caller's list stays theirs). */
 function frozen(message: AgentMessage): AgentMessage {
-  const out = message.role === 'custom' || Object.isFrozen(message.content) ? message : ({ ...message, content: [...message.content] } as AgentMessage)
-  deepFreeze(out)
-  return out
+  if (message.role === 'custom' || Object.isFrozen(message.content)) return Object.freeze(message)
+  return Object.freeze({ ...message, content: Object.freeze([...message.content]) } as AgentMessage)
 }
+
+/** `AgentMessage.is`, generated: the check every message of a transcript gets at every entry (see fast-is.ts). */
+const isAgentMessage = compileIs(AgentMessage)
 
 /**
  * Whether `u` is a message in canonical form, remembered when it is frozen.
- * `is` builds no contexts and no Either: 5,000 fresh messages take about
- * 1.7 ms against 12 ms to `validate` (and 24 ms with a context per message)
- * on this machine. `validate` runs only for what needs normalizing or is
- * wrong, and then explains it.
+ * The generated `is` builds no contexts and no Either: 5,000 fresh messages
+ * take about 0.3 ms, against 1.7 ms with io-ts's `is`, 12 ms to `validate`
+ * and 24 ms with a context per message, on this machine. `validate` runs only
+ * for what needs normalizing or is wrong, and then explains it.
  */
 function canonical(u: object): boolean {
-  if (!AgentMessage.is(u)) return false
+  if (!isAgentMessage(u)) return false
   if (Object.isFrozen(u)) checked.add(u)
   return true
 }
