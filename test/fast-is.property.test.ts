@@ -26,7 +26,7 @@ function pathsOf(value: unknown, prefix: readonly (string | number)[] = []): (re
 function replaced(value: unknown, path: readonly (string | number)[], replacement: unknown, remove: boolean): unknown {
   if (path.length === 0) return replacement
   const [head, ...rest] = path
-  const copy: Record<string | number, unknown> = Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) }
+  const copy = (Array.isArray(value) ? [...(value as unknown[])] : { ...(value as Record<string, unknown>) }) as Record<string | number, unknown>
   if (rest.length === 0 && remove) delete copy[head!]
   else copy[head!] = replaced(copy[head!], rest, replacement, remove)
   return copy
