@@ -114,10 +114,13 @@ function reportUnhandled(error: unknown): void {
  */
 export function linked<T>(destination: Subscriber<unknown> | Subscription, handlers: LinkedHandlers<T>, errorTo?: ErrorSink): LinkedObserver<T> {
   const sink: ErrorSink | undefined = errorTo ?? ('error' in destination ? destination : undefined)
+  // One shape for every handlers object, `error` present even when undefined: the per-value
+  // `this.handlers.next` load stays monomorphic, and no spread is built (a spread here made
+  // `linked` four times as costly, and a tool turn about 5% slower).
   const observer = new LinkedObserver<T>(
     {
       next: handlers.next,
-      ...(handlers.error === undefined ? {} : { error: handlers.error }),
+      error: handlers.error,
       complete: handlers.complete ?? ('complete' in destination ? () => destination.complete() : () => undefined),
     },
     sink,

@@ -16,7 +16,6 @@
  *   pipeline nor is held by such a stage when the work in progress returns
  *   was dropped (a `filter`, a `toArray`).
  */
-import { toolCallsOf } from '../types/message.js'
 import type { TurnState } from './turn-state.js'
 
 /** A custom turn broke the stage protocol. `stage` names the stage where it shows, when known. */
@@ -70,7 +69,8 @@ export function outOfOrder(stage: string, what: string, before: string): TurnPro
 /** Whether the answer of this turn has tool calls that have no results yet. */
 export function hasUnansweredCalls(state: TurnState): boolean {
   const answer = state.assistant
-  return answer !== undefined && state.toolResults.length === 0 && toolCallsOf(answer).length > 0
+  // `some`, not `toolCallsOf(…).length`: checked twice a turn, with no list built.
+  return answer !== undefined && state.toolResults.length === 0 && answer.content.some((block) => block.type === 'toolCall')
 }
 
 /** Where the protocol's stages are named in an error about a whole turn. */
