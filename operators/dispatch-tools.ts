@@ -247,14 +247,17 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         }
         // The approval request still waiting for its decision, if any.
         let asking: AgentEvent | undefined
-        /** On an abort while planning: the open request ends rejected, every call not planned yet is planned as not run. */
+        /**
+         * On an abort while planning: the open request ends rejected, every call to be planned and not
+         * planned yet is planned as not run (those past the cap are answered by `overCap`, after).
+         */
         const abortPlanning = (): readonly (Planned | AgentEvent)[] => {
           cancelAll('abort')
           const items: (Planned | AgentEvent)[] = []
           if (asking?.type === 'toolApprovalRequest') {
             items.push({ type: 'toolApprovalEnd', toolCallId: asking.toolCallId, toolName: asking.toolName, approved: false, rewritten: false, reason: 'the run was aborted' })
           }
-          for (let index = planned.length; index < calls.length; index++) {
+          for (let index = planned.length; index < allowed.length; index++) {
             items.push({ kind: 'planned', index, plan: answer(calls[index]!, cancelledText.abort.waiting) })
           }
           return items

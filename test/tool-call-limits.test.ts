@@ -77,6 +77,28 @@ describe('tool calls per message', () => {
     expect(toolResultsOf(events).map(textOf)).toEqual(['done', 'done', overCap(4, 2), overCap(4, 2)])
   })
 
+  it('agentLoop: an abort while the approver decides answers every call once, those past the cap too (no second start)', () => {
+    const tool = defineTool({ name: 'work', description: 'x', parameters: t.type({}), execute: () => 'done' })
+    const model = scriptedModel([reply.toolCalls(calls(4)), reply.text('done')])
+    const controller = new AbortController()
+    const events = collect(
+      agentLoop(hello, context([tool]), {
+        model: model.model,
+        streamFn: model.streamFn,
+        maxToolCallsPerMessage: 2,
+        signal: controller.signal,
+        // The first decision aborts the run: the second call is still to be planned.
+        approveTool: () => (controller.abort(), { approved: true }),
+      }),
+    )
+    expect(resultOf(events).stopReason).toBe('aborted')
+    const starts = events.flatMap((e) => (e.type === 'toolExecutionStart' ? [e.toolCallId] : []))
+    expect(starts).toEqual(['c0', 'c1', 'c2', 'c3'])
+    expect(toolResultsOf(events).map((r) => r.toolCallId)).toEqual(['c0', 'c1', 'c2', 'c3'])
+    // Once the run is aborted, no call starts: each says so, whatever else would have kept it from running.
+    expect(toolResultsOf(events).map(textOf)).toEqual(Array(4).fill('Tool call not executed: the run was aborted.'))
+  })
+
   it('agentLoop: 10,000 calls in one message: 128 run, each other call is answered, the run ends', () => {
     let ran = 0
     const tool = defineTool({ name: 'work', description: 'x', parameters: t.type({}), execute: () => (ran++, 'done') })
