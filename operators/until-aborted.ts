@@ -1,5 +1,4 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs'
-import { linked, type LinkedObserver } from '../src/rx/linked-observer.js'
+import { concatWith, defer, identity, takeUntil, tap, type MonoTypeOperatorFunction, type Observable } from 'rxjs'
 import { nextState, type TurnState } from '../src/turn/turn-state.js'
 
 /** The option every stage that waits takes: the run's abort notifier. */
@@ -32,40 +31,16 @@ export interface AbortOption {
  * `dispatchTools` cancels); use it in your own stages with `TurnStages.abort`.
  */
 export function untilAborted<T>(abort: Observable<unknown> | undefined, onAbort: () => readonly T[]): MonoTypeOperatorFunction<T> {
-  if (abort === undefined) return (source) => source
+  if (abort === undefined) return identity
+  // `takeUntil` subscribes to its notifier before the source, so an abort already
+  // signalled never lets the source start.
   return (source) =>
-    new Observable<T>((subscriber) => {
-      let done = false
-      let input: LinkedObserver<T> | undefined
-      // Subscribed first: an abort already signalled never lets the source start.
-      abort.subscribe(
-        linked<unknown>(subscriber, {
-          next: () => {
-            if (done) return
-            done = true
-            input?.unsubscribe()
-            let items: readonly T[]
-            try {
-              items = onAbort()
-            } catch (error) {
-              subscriber.error(error)
-              return
-            }
-            for (const item of items) subscriber.next(item)
-            subscriber.complete()
-          },
-          complete: () => undefined,
-        }),
+    defer(() => {
+      let aborted = false
+      return source.pipe(
+        takeUntil(abort.pipe(tap(() => (aborted = true)))),
+        concatWith(defer(() => (aborted ? onAbort() : []))),
       )
-      if (done) return
-      input = linked<T>(subscriber, {
-        next: (value) => subscriber.next(value),
-        complete: () => {
-          done = true
-          subscriber.complete()
-        },
-      })
-      source.subscribe(input)
     })
 }
 
