@@ -45,19 +45,12 @@ export class MessageQueue {
 
   /**
    * The messages to deliver now (possibly none). Throws a {@link CallbackError}
-   * naming the source when the function threw or the Observable errored.
+   * naming the source when the Observable errored or a message does not decode.
    */
   readonly poll = (): readonly AgentMessage[] => {
     if (this.failure !== undefined) throw this.failure
-    if (this.source !== undefined && !isObservable(this.source)) {
-      let found: readonly AgentMessage[]
-      try {
-        found = this.source()
-      } catch (error) {
-        throw CallbackError.of(this.label, 'threw', error)
-      }
-      this.buffer.push(...found)
-    }
+    // A function source that throws is named by the stage that polls (`callUser`).
+    if (this.source !== undefined && !isObservable(this.source)) this.buffer.push(...this.source())
     if (this.buffer.length === 0) return []
     const taken = this.mode === 'all' ? this.buffer.splice(0) : this.buffer.splice(0, 1)
     try {
