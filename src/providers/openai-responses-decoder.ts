@@ -270,17 +270,22 @@ export class OpenAIResponsesDecoder implements WireDecoder {
 
   /**
    * The key of the item an event is about: its `output_index` (stable even
-   * where servers rotate item ids), else the key its `item_id` was first seen under.
+   * where servers rotate item ids), else the key its `item_id` was registered
+   * under when the item was created, else the id itself. Read-only: it runs
+   * at every delta, and a server that rotates ids would otherwise add an
+   * entry per event.
    */
-  private keyOf(json: Json, itemId: string | undefined = stringAt(json, 'item_id')): string | undefined {
+  private keyOf(json: Json, itemId?: string): string | undefined {
     const index = countAt(json, 'output_index')
-    if (index !== undefined) {
-      // Built once per index: no new string per delta.
-      const key = (this.indexKeys[index] ??= `#${index}`)
-      if (itemId !== undefined && !this.byId.has(itemId)) this.byId.set(itemId, key)
-      return key
-    }
-    return itemId === undefined ? undefined : (this.byId.get(itemId) ?? itemId)
+    // Built once per index: no new string per delta.
+    if (index !== undefined) return (this.indexKeys[index] ??= `#${index}`)
+    const id = itemId ?? stringAt(json, 'item_id')
+    return id === undefined ? undefined : (this.byId.get(id) ?? id)
+  }
+
+  /** Records the item's id under its key, once, when the item is created: later events may name it by id alone. */
+  private register(key: string, itemId: string | undefined): void {
+    if (itemId !== undefined && itemId !== key && !this.byId.has(itemId)) this.byId.set(itemId, key)
   }
 
   /** The state of the item `json` is about; created as `kind` when the server skipped `output_item.added`. */
@@ -291,6 +296,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     if (state === undefined && kind !== undefined) {
       state = kind === 'message' ? { kind, text: '' } : { kind, text: '', part: undefined }
       this.items.set(key, state)
+      this.register(key, stringAt(json, 'item_id'))
     }
     return state
   }
@@ -309,8 +315,10 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   private itemAdded(out: ProviderChunk[], json: Json): void {
     const item = recordAt(json, 'item')
     if (item === undefined) return
-    const key = this.keyOf(json, stringAt(item, 'id')) ?? `#${this.items.size}`
+    const id = stringAt(item, 'id')
+    const key = this.keyOf(json, id) ?? `#${this.items.size}`
     if (this.items.has(key)) return
+    this.register(key, id)
     const type = stringAt(item, 'type')
     if (type === 'message') this.items.set(key, { kind: 'message', text: '' })
     else if (type === 'reasoning') this.items.set(key, { kind: 'reasoning', text: '', part: undefined })
