@@ -125,3 +125,20 @@ describe('sameJson (how rewrites are compared)', () => {
     expect(sameJson(deep(100_000, 1), deep(100_000, 2))).toBe(false)
   })
 })
+
+describe('approvalRequired', () => {
+  it('is asked once per call, however many passes a rewrite makes', () => {
+    const asked: string[] = []
+    const rewriteOnce: PreDispatchPolicy = {
+      name: 'normalize',
+      evaluate: ({ args }) => (args.path === '/tmp/a' ? Verdict.rewrite({ path: '/tmp/b' }) : Verdict.continue),
+    }
+    const { ran } = runWith({
+      approveTool: () => Approval.approveWith({ path: '/tmp/c' }),
+      approvalRequired: (tool) => (asked.push(tool.name), true),
+      policies: { preDispatch: [rewriteOnce] },
+    })
+    expect(ran).toEqual([{ path: '/tmp/c' }])
+    expect(asked).toEqual(['read'])
+  })
+})

@@ -96,15 +96,25 @@ function decoded(call: ToolCallContent, tool: AgentTool, args: Record<string, un
  * approver must be consulted.
  */
 export function planWithoutAsking(call: ToolCallContent, index: number, ctx: PlanContext): Planned | undefined {
+  const first = firstChecks(call, ctx)
+  if ('plan' in first) return { kind: 'planned', index, plan: first.plan }
+  if (ctx.preDispatch.length > 0 || first.asks) return undefined
+  return { kind: 'planned', index, plan: decoded(call, first.tool, call.arguments) }
+}
+
+/**
+ * What is decided before anyone is asked, once per call: an answer at once
+ * (the run is stopping, the arguments are incomplete, the tool is unknown,
+ * `approvalRequired` failed), or the tool and whether the approver is to be
+ * asked about it (`approvalRequired` is called here, and only here).
+ */
+function firstChecks(call: ToolCallContent, ctx: PlanContext): { readonly plan: Plan } | { readonly tool: AgentTool; readonly asks: boolean } {
   const stopping = ctx.stop()
-  if (stopping !== undefined) return { kind: 'planned', index, plan: answer(call, stoppedText(stopping)) }
+  if (stopping !== undefined) return { plan: answer(call, stoppedText(stopping)) }
   const checked = precheck(call, ctx.tools, ctx.cutByLength)
-  if (!('execute' in checked)) return { kind: 'planned', index, plan: checked }
-  if (ctx.preDispatch.length > 0) return undefined
+  if (!('execute' in checked)) return { plan: checked }
   const asks = asksApprover(ctx, call, checked)
-  if (typeof asks === 'object') return { kind: 'planned', index, plan: asks }
-  if (asks) return undefined
-  return { kind: 'planned', index, plan: decoded(call, checked, call.arguments) }
+  return typeof asks === 'object' ? { plan: asks } : { tool: checked, asks }
 }
 
 /**
@@ -139,9 +149,10 @@ export function executionArgs(plan: Plan): { readonly args: unknown; readonly mo
  */
 export function planCall(call: ToolCallContent, index: number, ctx: PlanContext): Observable<Planned | AgentEvent> {
   const done = (plan: Plan): Observable<Planned> => of({ kind: 'planned', index, plan })
-  const quick = planWithoutAsking(call, index, ctx)
-  if (quick !== undefined) return of(quick)
-  const tool = precheck(call, ctx.tools, ctx.cutByLength) as AgentTool
+  const first = firstChecks(call, ctx)
+  if ('plan' in first) return done(first.plan)
+  const { tool, asks } = first
+  if (ctx.preDispatch.length === 0 && !asks) return done(decoded(call, tool, call.arguments))
   let rewrites = 0
   // What the approver approved or produced: it is not asked again about the same arguments.
   let approved: Record<string, unknown> | undefined
@@ -166,8 +177,6 @@ export function planCall(call: ToolCallContent, index: number, ctx: PlanContext)
 
   const approve = (args: Record<string, unknown>): Observable<Planned | AgentEvent> => {
     const approver = ctx.approveTool
-    const asks = asksApprover(ctx, call, tool)
-    if (typeof asks === 'object') return done(asks)
     if (approver === undefined || !asks) return decodeArgs(args)
     if (approved !== undefined && sameJson(approved, args)) return decodeArgs(args)
     const request: AgentEvent = { type: 'toolApprovalRequest', toolCallId: call.id, toolName: call.name, args }
