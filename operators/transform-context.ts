@@ -1,4 +1,5 @@
-import { from, isObservable, map, Observable, take, defaultIfEmpty, catchError, of } from 'rxjs'
+import { isAsyncAnswer } from '../src/rx/user-callback.js'
+import { from, map, Observable, take, defaultIfEmpty, catchError, of } from 'rxjs'
 import type { ObservableInput } from 'rxjs'
 import { isLlmMessage, type AgentMessage, type LlmMessage } from '../src/types/message.js'
 import { hasNoCustomMessages, nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
@@ -22,10 +23,6 @@ export const defaultConvertToLlm: ConvertToLlm = (messages) =>
 export interface TransformContextOptions extends AbortOption {
   readonly transform?: TransformContext
   readonly convertToLlm?: ConvertToLlm
-}
-
-function isObservableInput(u: unknown): u is ObservableInput<readonly AgentMessage[]> {
-  return isObservable(u) || (typeof u === 'object' && u !== null && !Array.isArray(u) && typeof (u as { then?: unknown }).then === 'function')
 }
 
 /**
@@ -62,7 +59,7 @@ export function transformContext(options: TransformContextOptions = {}): TurnOpe
     } catch (error) {
       return failed(state, error)
     }
-    if (!isObservableInput(out)) return done(state, out as readonly AgentMessage[])
+    if (!isAsyncAnswer<readonly AgentMessage[]>(out)) return done(state, out as readonly AgentMessage[])
     return from(out).pipe(
       take(1),
       map((messages) => done(state, messages)),

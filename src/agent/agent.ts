@@ -19,7 +19,7 @@ import { budgetPolicy, loopDetection, toolDenyList, type BudgetLimits, type Deny
 import type { TurnState } from '../turn/turn-state.js'
 import { isKind } from '../types/codec-kind.js'
 import { errorText } from '../types/codec.js'
-import { callUser, CallbackError, failuresOf } from '../rx/user-callback.js'
+import { callUser, CallbackError, failuresOf, isThenable } from '../rx/user-callback.js'
 import { extractText, type ImageContent } from '../types/content.js'
 import type { AgentEvent, CompactionEvent } from '../types/event.js'
 import { userMessage, type AgentMessage } from '../types/message.js'
@@ -898,6 +898,3 @@ function isObjectCodec(codec: t.Mixed): boolean {
 
 const sameModel = (a: ModelSpec, b: ModelSpec): boolean => a.provider === b.provider && a.modelId === b.modelId
 
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
-}

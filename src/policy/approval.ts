@@ -1,5 +1,6 @@
 /** The tool approval gate: a callback asked before a tool call runs. */
-import { catchError, defaultIfEmpty, from, isObservable, of, take, type Observable, type ObservableInput } from 'rxjs'
+import { isAsyncAnswer } from '../rx/user-callback.js'
+import { catchError, defaultIfEmpty, from, of, take, type Observable, type ObservableInput } from 'rxjs'
 import type { ToolCallContent } from '../types/content.js'
 import type { AgentTool } from '../types/tool.js'
 import { errorText } from '../types/codec.js'
@@ -31,10 +32,6 @@ export const Approval = {
   reject: (reason?: string): ApprovalDecision => (reason === undefined ? { approved: false } : { approved: false, reason }),
 }
 
-function isObservableInput(u: unknown): u is ObservableInput<ApprovalDecision> {
-  return isObservable(u) || (typeof u === 'object' && u !== null && typeof (u as { then?: unknown }).then === 'function')
-}
-
 /**
  * The approver's decision as exactly one value. An approver that throws,
  * errors or completes without deciding rejects the call: a gate must not
@@ -49,7 +46,7 @@ export function approvalOf(approve: ApproveTool, request: ApprovalRequest): Obse
   } catch (error) {
     return of(failed(error))
   }
-  if (!isObservableInput(raw)) return of(raw)
+  if (!isAsyncAnswer<ApprovalDecision>(raw)) return of(raw)
   return from(raw).pipe(
     take(1),
     defaultIfEmpty(Approval.reject('the approver gave no decision')),

@@ -4,7 +4,8 @@
  * empty one counts as `continue`). A policy that throws or errors stops the
  * run: a guard that fails must not fail open.
  */
-import { from, isObservable, Observable, of, type ObservableInput } from 'rxjs'
+import { isAsyncAnswer } from '../rx/user-callback.js'
+import { from, Observable, of, type ObservableInput } from 'rxjs'
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import type { ToolCallContent } from '../types/content.js'
@@ -92,10 +93,6 @@ export interface Policies {
   readonly postLoop?: readonly PostLoopPolicy[]
 }
 
-function isObservableInput(u: unknown): u is ObservableInput<unknown> {
-  return isObservable(u) || (typeof u === 'object' && u !== null && typeof (u as { then?: unknown }).then === 'function')
-}
-
 /**
  * A policy's verdict as an Observable of exactly one value. A synchronous
  * verdict stays synchronous (no scheduling), so policies cost nothing in
@@ -109,7 +106,7 @@ export function verdictOf<View, V extends { action: string }>(policy: Policy<Vie
   } catch (error) {
     return of(failed<V>(policy, error))
   }
-  if (!isObservableInput(raw)) return of(raw as V)
+  if (!isAsyncAnswer<unknown>(raw)) return of(raw as V)
   return new Observable<V>((subscriber) => {
     let got = false
     return from(raw as ObservableInput<V>).subscribe({

@@ -8,7 +8,7 @@
  *
  * Internal: not exported from the package.
  */
-import { catchError, throwError, type MonoTypeOperatorFunction, type Observable } from 'rxjs'
+import { catchError, isObservable, throwError, type MonoTypeOperatorFunction, type Observable, type ObservableInput } from 'rxjs'
 import type { ProviderChunk } from '../types/chunk.js'
 import { errorText } from '../types/codec.js'
 import type { LlmRequest, StreamFn } from '../types/request.js'
@@ -71,4 +71,18 @@ export function callStreamFn(streamFn: StreamFn, request: LlmRequest): Observabl
   const chunks = callUser('streamFn', streamFn, request)
   if (chunks instanceof CallbackError) throw chunks
   return chunks
+}
+
+/** Whether `value` is a Promise or any other thenable. */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function'
+}
+
+/**
+ * Whether a callback answered asynchronously (an Observable or a thenable)
+ * rather than with a plain value. An array is a plain value here, although
+ * RxJS would take it as an `ObservableInput`.
+ */
+export function isAsyncAnswer<T>(value: unknown): value is ObservableInput<T> {
+  return isObservable(value) || isThenable(value)
 }

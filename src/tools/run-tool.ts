@@ -3,6 +3,7 @@
  * does (returns, rejects, throws, errors, hangs, returns garbage), the stream
  * ends with exactly one `end` carrying the result the model will see.
  */
+import { isThenable } from '../rx/user-callback.js'
 import { from, isObservable, Observable, timer, type SchedulerLike } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
 import { errorText, reportErrors } from '../types/codec.js'
@@ -24,10 +25,6 @@ export interface RunToolOptions {
 
 /** An error result with one text block. */
 export const errorOutput = (message: string): ToolOutput => ({ content: [text(message)] })
-
-function isPromiseLike(u: unknown): u is PromiseLike<unknown> {
-  return typeof u === 'object' && u !== null && typeof (u as { then?: unknown }).then === 'function'
-}
 
 function normalize(tool: AgentTool, value: unknown): { output: ToolOutput; isError: boolean } {
   if (typeof value === 'string') return { output: { content: [text(value)] }, isError: false }
@@ -77,7 +74,7 @@ export function startTool(tool: AgentTool, args: unknown, options: RunToolOption
   } catch (error) {
     return { ended: failure(tool, error) }
   }
-  if (!isObservable(returned) && !isPromiseLike(returned)) return { ended: normalize(tool, returned) }
+  if (!isObservable(returned) && !isThenable(returned)) return { ended: normalize(tool, returned) }
   return { running: following(tool, returned, options, abort) }
 }
 
