@@ -5,7 +5,8 @@
  */
 import * as t from 'io-ts'
 import { isLeft, left, right, type Either } from 'fp-ts/lib/Either.js'
-import { NonNegativeNumber, reportErrors, struct } from '../types/codec.js'
+import { describeValue, NonNegativeNumber, reportErrors, struct } from '../types/codec.js'
+import { isCodec } from '../types/codec-kind.js'
 import { decodeInput } from '../types/input.js'
 import { text } from '../types/content.js'
 import { FunctionValue, ToolName, type AgentTool, type ToolExecuteContext, type ToolOutput, type ToolReturn } from '../types/tool.js'
@@ -31,19 +32,12 @@ export interface ToolDefinition<C extends t.Mixed> {
 }
 
 /** An io-ts codec, recognized by its shape (not `instanceof`, which a second copy of io-ts would fail). */
-function isCodec(u: unknown): u is t.Mixed {
-  const c = u as Partial<Record<'validate' | 'decode' | 'encode' | 'is', unknown>> | null
-  return typeof c === 'object' && c !== null && typeof c.validate === 'function' && typeof c.decode === 'function' && typeof c.encode === 'function' && typeof c.is === 'function'
-}
-
 const CodecValue = new t.Type<t.Mixed, t.Mixed, unknown>(
   'Codec',
   isCodec,
-  (u, c) => (isCodec(u) ? t.success(u) : t.failure(u, c, `expected an io-ts codec, got ${describeKind(u)}`)),
+  (u, c) => (isCodec(u) ? t.success(u) : t.failure(u, c, `expected an io-ts codec, got ${describeValue(u)}`)),
   t.identity,
 )
-
-const describeKind = (u: unknown): string => (u === undefined ? 'undefined (missing)' : u === null ? 'null' : Array.isArray(u) ? 'an array' : typeof u === 'object' ? 'an object' : typeof u)
 
 /** What a definition must hold, checked before anything is built from it. */
 const Definition = struct(

@@ -5,7 +5,7 @@
  * what the model is told and what the runtime accepts.
  */
 import type * as t from 'io-ts'
-import type { JsonObject } from '../types/codec.js'
+import { describeValue, type JsonObject } from '../types/codec.js'
 import { copyMismatch, isCodec, isKind } from '../types/codec-kind.js'
 
 const descriptions = new WeakMap<t.Mixed, string>()
@@ -34,7 +34,7 @@ export function withDescription<C extends t.Mixed>(codec: C, description: string
  * the path, e.g. `parameters.items[].when`.
  */
 export function toJsonSchema(codec: t.Mixed): JsonObject {
-  if (!isCodec(codec)) throw new TypeError(`tool parameters must be an io-ts codec, got ${describe(codec)}`)
+  if (!isCodec(codec)) throw new TypeError(`tool parameters must be an io-ts codec, got ${describeValue(codec)}`)
   const schema = convert(codec, 'parameters')
   if (schema['type'] !== 'object') {
     throw new TypeError(
@@ -101,12 +101,6 @@ function convertBare(codec: t.Mixed, path: string): JsonObject {
     throw unsupported(codec, path, 'undefined has no JSON value')
   }
   throw unsupported(codec, path, copyMismatch(codec) ?? `${codec.name} has no known JSON structure`)
-}
-
-function describe(u: unknown): string {
-  if (typeof u !== 'object' || u === null) return String(u)
-  const constructor = (u as { constructor?: { name?: unknown } }).constructor?.name
-  return typeof constructor === 'string' && constructor !== 'Object' ? `an instance of ${constructor}` : 'an object'
 }
 
 function isInteger(codec: t.RefinementType<t.Mixed>): boolean {

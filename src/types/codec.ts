@@ -151,7 +151,10 @@ export function describeValue(u: unknown): string {
   if (typeof u === 'string') return JSON.stringify(u.length > 40 ? `${u.slice(0, 40)}…` : u)
   if (typeof u === 'number' || typeof u === 'boolean' || u === null) return String(u)
   if (Array.isArray(u)) return `an array of ${u.length}`
-  if (typeof u === 'object') return 'an object'
+  if (typeof u === 'object') {
+    const constructor = (u as { constructor?: { name?: unknown } }).constructor?.name
+    return typeof constructor === 'string' && constructor !== 'Object' ? `an instance of ${constructor}` : 'an object'
+  }
   return typeof u
 }
 
