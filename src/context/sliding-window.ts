@@ -99,7 +99,7 @@ const OVERFLOW_WINDOW_SHARE = 0.5
  * and smaller. The share left over is for the system prompt, the tools, the
  * answer, and the estimate's error.
  */
-export function windowBudgets(
+function windowBudgets(
   options: Pick<SlidingWindowOptions, 'maxTokens' | 'overflowMaxTokens'>,
   contextWindow?: number,
 ): { readonly maxTokens: number; readonly overflowMaxTokens: number } {

@@ -122,7 +122,7 @@ function firstChecks(call: ToolCallContent, ctx: PlanContext): { readonly plan: 
  * policies and the approver together) before the call is answered with an
  * error instead: rewrites that do not settle are a loop.
  */
-export const maxRewrites = 8
+const maxRewrites = 8
 
 /**
  * The arguments a call's `toolExecutionStart` reports: those the tool runs

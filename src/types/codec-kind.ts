@@ -7,7 +7,7 @@
 import type * as t from 'io-ts'
 
 /** The io-ts kinds rxagent looks into, by tag. */
-export interface CodecKinds {
+interface CodecKinds {
   InterfaceType: t.InterfaceType<t.Props>
   StrictType: t.StrictType<t.Props>
   PartialType: t.PartialType<t.Props>
@@ -34,7 +34,7 @@ export interface CodecKinds {
   AnyDictionaryType: t.AnyDictionaryType
   AnyArrayType: t.AnyArrayType
 }
-export type CodecKind = keyof CodecKinds
+type CodecKind = keyof CodecKinds
 
 type Fields = Record<string, unknown>
 const isObject = (u: unknown): u is Fields => typeof u === 'object' && u !== null

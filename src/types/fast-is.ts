@@ -28,7 +28,7 @@ import type * as t from 'io-ts'
 import { isKind } from './codec-kind.js'
 
 /** A compiled predicate. */
-export type Is = (u: unknown) => boolean
+type Is = (u: unknown) => boolean
 
 /** `codec.is`, generated (see the module comment); the codec's own `is` where code cannot be generated. */
 export function compileIs(codec: t.Mixed): Is {

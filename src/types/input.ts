@@ -67,7 +67,7 @@ export function decodeInput<A>(codec: t.Decoder<unknown, A>, u: unknown, entry: 
 const UserContentList = t.readonlyArray(UserContent)
 
 /** Message content as users write it: canonical blocks, or a string read as one text block. */
-export const ContentInput = new t.Type<readonly UserContent[], readonly UserContent[], unknown>(
+const ContentInput = new t.Type<readonly UserContent[], readonly UserContent[], unknown>(
   'string | ReadonlyArray<UserContent>',
   UserContentList.is,
   (u, c) =>

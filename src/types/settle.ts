@@ -146,7 +146,7 @@ export class InvalidTranscriptError extends Error {
 }
 
 /** The reason of the synthetic results a restored or passed-in transcript gets. */
-export const NO_RESULT_RECORDED = 'no result was recorded'
+const NO_RESULT_RECORDED = 'no result was recorded'
 
 /**
  * A transcript from outside the runtime (a checkpoint, the app's storage),

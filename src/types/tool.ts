@@ -84,7 +84,7 @@ export const FunctionValue = new t.Type<(...args: never[]) => unknown, (...args:
 )
 
 /** The shape of an {@link AgentTool}, checked where tools enter (a run's context, an Agent's tools). */
-export const AgentToolShape = struct(
+const AgentToolShape = struct(
   'AgentTool',
   { name: ToolName, description: t.string, schema: JsonObject, decodeArguments: FunctionValue, execute: FunctionValue },
   { timeoutMs: NonNegativeNumber, needsApproval: t.boolean, label: t.string },
