@@ -10,7 +10,8 @@ import { abortedState, untilAborted, type AbortOption } from './until-aborted.js
 /** Rewrites what the model will see this turn (windowing, compaction, redaction). The transcript is not changed. */
 export type TransformContext = (
   messages: readonly AgentMessage[],
-  info: { readonly turnIndex: number },
+  /** The turn, and the context window of the turn's model when it is known (a window fits its budgets to it). */
+  info: { readonly turnIndex: number; readonly contextWindow?: number },
 ) => readonly AgentMessage[] | ObservableInput<readonly AgentMessage[]>
 
 /** Turns transcript messages into what a model accepts. */
@@ -55,7 +56,8 @@ export function transformContext(options: TransformContextOptions = {}): TurnOpe
     if (options.transform === undefined) return done(state, state.context.messages)
     let out: readonly AgentMessage[] | ObservableInput<readonly AgentMessage[]>
     try {
-      out = options.transform(state.context.messages, { turnIndex: state.turnIndex })
+      const contextWindow = state.model.contextWindow
+      out = options.transform(state.context.messages, contextWindow === undefined ? { turnIndex: state.turnIndex } : { turnIndex: state.turnIndex, contextWindow })
     } catch (error) {
       return failed(state, error)
     }

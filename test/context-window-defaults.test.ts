@@ -73,3 +73,22 @@ describe("the Agent's default window follows the model's context window", () => 
     expect(events).toContain('compaction:overflow')
   })
 })
+
+describe("the loop tells a context transform the turn's model's context window", () => {
+  it('agentLoop passes contextWindow to transformContext when the model has one, and not otherwise', async () => {
+    const { agentLoop } = await import('../src/loop/agent-loop.js')
+    const { lastValueFrom } = await import('rxjs')
+    const seen: unknown[] = []
+    for (const contextWindow of [8_192, undefined]) {
+      const model = scriptedModel([reply.text('ok')], { model: modelSpec('local', 'small', contextWindow === undefined ? {} : { contextWindow }) })
+      await lastValueFrom(
+        agentLoop(userMessage('hi'), { systemPrompt: 's', messages: [], tools: [] }, {
+          model: model.model,
+          streamFn: model.streamFn,
+          transformContext: (messages, info) => (seen.push(info), messages),
+        }),
+      )
+    }
+    expect(seen).toEqual([{ turnIndex: 0, contextWindow: 8_192 }, { turnIndex: 0 }])
+  })
+})

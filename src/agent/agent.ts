@@ -281,15 +281,8 @@ export class Agent {
       options.transformContext === undefined || options.recoverOverflow === undefined
         ? slidingWindow({ ...options.contextWindow, onCompaction: (report) => this.emitOwn(compactionEventOf(report)) })
         : undefined
-    // The default window is told the current model's context window, so its budgets fit small models.
-    const fitted: TransformContext | undefined =
-      window === undefined
-        ? undefined
-        : (messages, info) => {
-            const contextWindow = this.state.model.contextWindow
-            return window(messages, contextWindow === undefined ? info : { ...info, contextWindow })
-          }
-    this.transform = options.transformContext === false ? undefined : (options.transformContext ?? fitted)
+    // The loop tells the window the turn's model's context window, so its budgets fit small models.
+    this.transform = options.transformContext === false ? undefined : (options.transformContext ?? window)
     this.recover =
       options.recoverOverflow === false
         ? undefined
