@@ -21,7 +21,7 @@ import type { StopReason } from '../types/stop-reason.js'
 import type { ProviderErrorKind } from '../types/provider-error.js'
 import { costOf, emptyCost, emptyUsage, sumRecords, type Cost } from '../types/usage.js'
 import { addToRecord } from '../types/codec.js'
-import { deepFreeze, freezeWithin, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
+import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
 const stopReasonOf: Record<ChunkStopReason, StopReason> = {
@@ -232,7 +232,7 @@ function parseArguments(raw: string, maxDepth: number): { ok: true; value: Recor
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, error: `arguments must be a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` }
   }
-  if (!freezeWithin(value, maxDepth)) return { ok: false, error: `arguments are nested deeper than ${maxDepth} levels` }
+  if (!deepFreeze(value, maxDepth)) return { ok: false, error: `arguments are nested deeper than ${maxDepth} levels` }
   return { ok: true, value: value as Record<string, unknown> }
 }
 

@@ -22,37 +22,30 @@ export const MAX_ARGUMENT_DEPTH = 64
  * Freezes plain data (objects and arrays) all the way down, iteratively: any
  * depth, no recursion. A node already frozen is not entered again (immer
  * treats frozen values the same way), which also ends cycles.
+ *
+ * With `maxDepth` (a scalar is level 0, an object or array level 1) it is
+ * also the depth check of freshly parsed JSON: it returns `false`, leaving
+ * the value partly frozen, as soon as a node lies deeper; this is the walk a
+ * parsed value needed anyway (to be frozen), with the check folded in.
  */
-export function deepFreeze(value: unknown): void {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return
+export function deepFreeze(value: unknown, maxDepth = Number.POSITIVE_INFINITY): boolean {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return true
+  if (maxDepth < 1) return false
   Object.freeze(value)
-  const stack: object[] = [value]
-  while (stack.length > 0) {
-    const node = stack.pop()!
+  // Two parallel stacks rather than a pair per node: no allocation per node.
+  const nodes: object[] = [value]
+  const depths: number[] = [1]
+  while (nodes.length > 0) {
+    const node = nodes.pop()!
+    const depth = depths.pop()!
     const children: readonly unknown[] = Array.isArray(node) ? node : Object.values(node)
     for (const child of children) {
       if (typeof child !== 'object' || child === null || Object.isFrozen(child)) continue
+      if (depth >= maxDepth) return false
       Object.freeze(child)
-      stack.push(child)
+      nodes.push(child)
+      depths.push(depth + 1)
     }
-  }
-}
-
-/**
- * Freezes freshly parsed JSON all the way down if it nests at most
- * `maxDepth` levels (a scalar is level 0, an object or array level 1).
- * Returns `false`, leaving the value partly frozen, when it nests deeper.
- * Recursive, but never deeper than `maxDepth`: this is the walk a parsed
- * value needed anyway (to be frozen), with the depth check folded in.
- */
-export function freezeWithin(value: unknown, maxDepth: number): boolean {
-  if (typeof value !== 'object' || value === null) return true
-  if (maxDepth <= 0) return false
-  Object.freeze(value)
-  if (Array.isArray(value)) {
-    for (const item of value) if (!freezeWithin(item, maxDepth - 1)) return false
-  } else {
-    for (const key of Object.keys(value)) if (!freezeWithin((value as Record<string, unknown>)[key], maxDepth - 1)) return false
   }
   return true
 }
