@@ -98,7 +98,11 @@ export function unserializableError(provider: string, error: unknown): ProviderE
 /** Whether a `content-type` names an event stream (a missing one is given the benefit of the doubt). */
 const isEventStream = (type: string | null): boolean => type === null || type.split(';')[0]!.trim().toLowerCase() === 'text/event-stream'
 
-/** Up to `max` characters of a body, then stops reading (the rest may never end). */
+/**
+ * Up to `max` characters of a body, then stops reading (the rest may never
+ * end). A read that fails ends it with what was read so far: the caller only
+ * quotes the body, and its status already says what went wrong.
+ */
 async function readStart(body: ReadableStream<Uint8Array>, max: number): Promise<string> {
   const reader = body.getReader()
   const decoder = new TextDecoder()
@@ -109,6 +113,8 @@ async function readStart(body: ReadableStream<Uint8Array>, max: number): Promise
       if (done) return text + decoder.decode()
       text += decoder.decode(value, { stream: true })
     }
+    return text.slice(0, max)
+  } catch {
     return text.slice(0, max)
   } finally {
     void reader.cancel().catch(() => undefined)
@@ -177,23 +183,13 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
       }
       if (done) return
       if (!response.ok || response.body === null) {
-        let text = ''
-        try {
-          if (response.body !== null) text = await readStart(response.body, maxErrorBodyChars)
-        } catch {
-          // The status alone still classifies the error.
-        }
+        const text = response.body === null ? '' : await readStart(response.body, maxErrorBodyChars)
         fail(classify(response.status, response.headers, text))
         return
       }
       const type = response.headers.get('content-type')
       if (!isEventStream(type)) {
-        let text = ''
-        try {
-          text = await readStart(response.body, quotedChars + 1)
-        } catch {
-          // The status and type alone say enough.
-        }
+        const text = await readStart(response.body, quotedChars + 1)
         const quote = excerpt(text, quotedChars)
         fail(
           ProviderError.of('protocol', provider, `${provider}: expected an event stream (text/event-stream), got HTTP ${response.status} ${type}${quote === '' ? '' : `: ${quote}`}`, {
