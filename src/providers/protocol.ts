@@ -145,15 +145,20 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
         const where = protocol.apiKeyEnv.length === 0 ? '' : ` or set ${protocol.apiKeyEnv.join(' or ')}`
         return throwError(() => ProviderError.of('auth', protocol.provider, `${protocol.provider}: no API key (pass \`apiKey\`${where})`))
       }
+      // Built and serialized before anything is sent. A value nested deeper
+      // than the stack (RangeError), a cycle or a BigInt (TypeError) — in the
+      // builder's own JSON.stringify of tool arguments or in the body's — is
+      // the request's fault, not the network's.
       let http: HttpRequest
+      let body: string
       try {
         http = protocol.buildRequest(request, settings, apiKey)
+        body = JSON.stringify(http.body)
       } catch (error) {
-        // A builder's own JSON.stringify (tool arguments) overflowing the stack.
-        if (error instanceof RangeError) return throwError(() => unserializableError(protocol.provider, error))
+        if (error instanceof RangeError || error instanceof TypeError) return throwError(() => unserializableError(protocol.provider, error))
         throw error
       }
-      const headers = settings.headers === undefined ? http : { ...http, headers: { ...http.headers, ...settings.headers } }
+      const headers = settings.headers === undefined ? { ...http, body } : { ...http, body, headers: { ...http.headers, ...settings.headers } }
       const secrets = secretsOf(apiKey, headers)
       return new Observable<ProviderChunk>((subscriber) => {
         const reader = new WireReader(protocol.decoder(request), {
