@@ -12,6 +12,7 @@
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import { ProviderError } from '../types/provider-error.js'
 import { excerpt } from './errors.js'
+import { defaultMaxEventSize } from './sse.js'
 
 /** One HTTP request, ready to send. */
 export interface HttpRequest {
@@ -56,7 +57,7 @@ export const transportDefaults = {
   connectTimeoutMs: 60_000,
   idleTimeoutMs: 120_000,
   totalTimeoutMs: 1_800_000,
-  maxEventSize: 16 * 1024 * 1024,
+  maxEventSize: defaultMaxEventSize,
 } as const
 
 /** Turns a non-2xx response into a classified error. */
