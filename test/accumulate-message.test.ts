@@ -707,6 +707,23 @@ describe('accumulateMessage: snapshots', () => {
     }).toThrow()
   })
 
+  it('a call with no arguments (before parsing, and streamed as "") has frozen arguments', () => {
+    const events = collect([
+      chunk.start(),
+      { type: 'toolUseStart', id: 'c', name: 'f' },
+      { type: 'toolUseArgsDelta', id: 'c', fragment: '' },
+      { type: 'toolUseEnd', id: 'c' },
+      chunk.stop(),
+    ])
+    const calls = events.flatMap((e) => e.message.content).filter((b) => b.type === 'toolCall')
+    expect(calls.length).toBeGreaterThan(0)
+    for (const call of calls) {
+      expect(call.arguments).toEqual({})
+      expect(Object.isFrozen(call.arguments)).toBe(true)
+    }
+    for (const e of events) expect(isDeepFrozen(e.message)).toBe(true)
+  })
+
   it('an old event read after later ones (in reverse) is the snapshot as of that event', () => {
     const events = collect(script)
     const ups = updates(events)

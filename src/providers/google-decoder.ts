@@ -145,8 +145,7 @@ type LastBlock = 'none' | 'text' | 'thinking' | 'closed'
 export class GoogleDecoder implements WireDecoder {
   private started = false
   private stopped = false
-  /** The latest finish reason and its candidate: the stop is emitted at the end of the body. */
-  private finishReason: string | undefined
+  /** The latest candidate with a (non-failed) finish reason: the stop is emitted at the end of the body. */
   private finishCandidate: Json | undefined
   private responseId = ''
   private calls = 0
@@ -179,11 +178,12 @@ export class GoogleDecoder implements WireDecoder {
   end(): ProviderChunk[] {
     if (this.failure !== undefined) throw this.failure
     if (this.stopped) return []
-    if (this.finishReason === undefined || this.finishCandidate === undefined) {
+    const finishReason = stringOf(this.finishCandidate?.['finishReason'])
+    if (finishReason === undefined || this.finishCandidate === undefined) {
       throw truncatedError(GOOGLE, this.started ? 'the stream ended before a finish reason arrived' : 'the response body held no events')
     }
     const out: ProviderChunk[] = []
-    this.finish(this.finishReason, this.finishCandidate, out)
+    this.finish(finishReason, this.finishCandidate, out)
     return out
   }
 
@@ -220,7 +220,6 @@ export class GoogleDecoder implements WireDecoder {
     if (finishReason !== undefined) {
       if (failedReasons.has(finishReason)) this.finish(finishReason, candidate!, out)
       else {
-        this.finishReason = finishReason
         this.finishCandidate = candidate
         this.earlyUsage(out)
       }

@@ -4,20 +4,21 @@
  * moment (before the response, or while the body is read). Timeouts run on
  * an injected scheduler, so tests can make them virtual.
  *
- * Nothing a server sends is trusted: the body is serialized before anything
- * is sent (a body that cannot be serialized is the request's fault, not the
- * network's), the whole call has a deadline, an error body is read only up
- * to a bound, and a `200` that is not an event stream is an error.
+ * Nothing a server sends is trusted: the whole call has a deadline, an error
+ * body is read only up to a bound, and a `200` that is not an event stream is
+ * an error. The body arrives serialized (by `streamFnOf`, which classifies a
+ * body that cannot be: the request's fault, not the network's).
  */
 import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import { ProviderError } from '../types/provider-error.js'
 import { excerpt } from './errors.js'
+import { defaultMaxEventSize } from './sse.js'
 
 /** One HTTP request, ready to send. */
 export interface HttpRequest {
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
-  /** Serialized as JSON. */
+  /** Serialized as JSON (by `streamFnOf`, before anything is sent). */
   readonly body: unknown
 }
 
@@ -56,7 +57,7 @@ export const transportDefaults = {
   connectTimeoutMs: 60_000,
   idleTimeoutMs: 120_000,
   totalTimeoutMs: 1_800_000,
-  maxEventSize: 16 * 1024 * 1024,
+  maxEventSize: defaultMaxEventSize,
 } as const
 
 /** Turns a non-2xx response into a classified error. */
@@ -76,19 +77,10 @@ export function networkError(provider: string, error: unknown, phase: string): P
 }
 
 /**
- * The request body as JSON text, or the `invalidRequest` error saying why it
- * cannot be (a value nested deeper than the stack, a cycle, a `BigInt`).
+ * The `invalidRequest` error of a request that could not be built or
+ * serialized (a value nested deeper than the stack, a cycle, a `BigInt`).
  * Never retried: the same transcript fails the same way.
  */
-export function serializeBody(provider: string, body: unknown): string | ProviderError {
-  try {
-    return JSON.stringify(body)
-  } catch (error) {
-    return unserializableError(provider, error)
-  }
-}
-
-/** The `invalidRequest` error of a request that could not be serialized (or built). */
 export function unserializableError(provider: string, error: unknown): ProviderError {
   const message = error instanceof Error ? error.message : String(error)
   const why = error instanceof RangeError ? `a value is nested too deep (${message})` : message
@@ -98,7 +90,11 @@ export function unserializableError(provider: string, error: unknown): ProviderE
 /** Whether a `content-type` names an event stream (a missing one is given the benefit of the doubt). */
 const isEventStream = (type: string | null): boolean => type === null || type.split(';')[0]!.trim().toLowerCase() === 'text/event-stream'
 
-/** Up to `max` characters of a body, then stops reading (the rest may never end). */
+/**
+ * Up to `max` characters of a body, then stops reading (the rest may never
+ * end). A read that fails ends it with what was read so far: the caller only
+ * quotes the body, and its status already says what went wrong.
+ */
 async function readStart(body: ReadableStream<Uint8Array>, max: number): Promise<string> {
   const reader = body.getReader()
   const decoder = new TextDecoder()
@@ -110,31 +106,26 @@ async function readStart(body: ReadableStream<Uint8Array>, max: number): Promise
       text += decoder.decode(value, { stream: true })
     }
     return text.slice(0, max)
+  } catch {
+    return text.slice(0, max)
   } finally {
     void reader.cancel().catch(() => undefined)
   }
 }
 
 /**
- * POSTs `request` and emits the response body's chunks. A non-2xx status
- * errors with `classify`'s error; a `200` that is not an event stream, a
- * body that cannot be serialized, network failures and timeouts error with
- * a `ProviderError` of kind `protocol`, `invalidRequest`, `network` or
- * `timeout`.
+ * POSTs `request` (its body already JSON text) and emits the response body's
+ * chunks. A non-2xx status errors with `classify`'s error; a `200` that is
+ * not an event stream, network failures and timeouts error with a
+ * `ProviderError` of kind `protocol`, `network` or `timeout`.
  */
-export function httpBody(provider: string, request: HttpRequest, classify: HttpErrorClassifier, options: TransportOptions = {}): Observable<Uint8Array> {
+export function httpBody(provider: string, request: HttpRequest & { readonly body: string }, classify: HttpErrorClassifier, options: TransportOptions = {}): Observable<Uint8Array> {
   const fetchFn = options.fetch ?? globalThis.fetch
   const scheduler = options.scheduler ?? asyncScheduler
   const connectMs = options.connectTimeoutMs ?? transportDefaults.connectTimeoutMs
   const idleMs = options.idleTimeoutMs ?? transportDefaults.idleTimeoutMs
   const totalMs = options.totalTimeoutMs ?? transportDefaults.totalTimeoutMs
   return new Observable<Uint8Array>((subscriber) => {
-    // Before anything is sent, and outside the network-error path below.
-    const body = serializeBody(provider, request.body)
-    if (typeof body !== 'string') {
-      subscriber.error(body)
-      return
-    }
     const controller = new AbortController()
     let done = false
     let timer: Subscription | undefined
@@ -168,7 +159,7 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
         response = await fetchFn(request.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...request.headers },
-          body,
+          body: request.body,
           signal: controller.signal,
         })
       } catch (error) {
@@ -177,23 +168,13 @@ export function httpBody(provider: string, request: HttpRequest, classify: HttpE
       }
       if (done) return
       if (!response.ok || response.body === null) {
-        let text = ''
-        try {
-          if (response.body !== null) text = await readStart(response.body, maxErrorBodyChars)
-        } catch {
-          // The status alone still classifies the error.
-        }
+        const text = response.body === null ? '' : await readStart(response.body, maxErrorBodyChars)
         fail(classify(response.status, response.headers, text))
         return
       }
       const type = response.headers.get('content-type')
       if (!isEventStream(type)) {
-        let text = ''
-        try {
-          text = await readStart(response.body, quotedChars + 1)
-        } catch {
-          // The status and type alone say enough.
-        }
+        const text = await readStart(response.body, quotedChars + 1)
         const quote = excerpt(text, quotedChars)
         fail(
           ProviderError.of('protocol', provider, `${provider}: expected an event stream (text/event-stream), got HTTP ${response.status} ${type}${quote === '' ? '' : `: ${quote}`}`, {

@@ -7,7 +7,7 @@ import { defer, Observable, throwError } from 'rxjs'
 import type { ProviderChunk } from '../types/chunk.js'
 import type { LlmRequest, StreamFn } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
-import { httpBody, transportDefaults, unserializableError, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
+import { httpBody, unserializableError, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
 import { redactError, secretsOf } from './redact.js'
 import { SseDecoder, type SseDecoderOptions, type SseEvent } from './sse.js'
 
@@ -71,12 +71,12 @@ export class WireReader {
   /** The first error the decoder raised (or an oversized event); nothing is decoded after it. */
   failure: unknown = undefined
   private failed = false
-  /** `sse` bounds the events buffered (default: `maxEventSize` of {@link transportDefaults}). */
+  /** `sse` bounds the events buffered (default: the SSE decoder's, 16 MiB). */
   constructor(
     private readonly decoder: WireDecoder,
     sse: SseDecoderOptions = {},
   ) {
-    this.sse = new SseDecoder({ maxEventSize: transportDefaults.maxEventSize, ...sse })
+    this.sse = new SseDecoder(sse)
   }
 
   push(bytes: Uint8Array | string): ProviderChunk[] {
@@ -145,21 +145,23 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
         const where = protocol.apiKeyEnv.length === 0 ? '' : ` or set ${protocol.apiKeyEnv.join(' or ')}`
         return throwError(() => ProviderError.of('auth', protocol.provider, `${protocol.provider}: no API key (pass \`apiKey\`${where})`))
       }
+      // Built and serialized before anything is sent. A value nested deeper
+      // than the stack (RangeError), a cycle or a BigInt (TypeError) — in the
+      // builder's own JSON.stringify of tool arguments or in the body's — is
+      // the request's fault, not the network's.
       let http: HttpRequest
+      let body: string
       try {
         http = protocol.buildRequest(request, settings, apiKey)
+        body = JSON.stringify(http.body)
       } catch (error) {
-        // A builder's own JSON.stringify (tool arguments) overflowing the stack.
-        if (error instanceof RangeError) return throwError(() => unserializableError(protocol.provider, error))
+        if (error instanceof RangeError || error instanceof TypeError) return throwError(() => unserializableError(protocol.provider, error))
         throw error
       }
-      const headers = settings.headers === undefined ? http : { ...http, headers: { ...http.headers, ...settings.headers } }
+      const headers = settings.headers === undefined ? { ...http, body } : { ...http, body, headers: { ...http.headers, ...settings.headers } }
       const secrets = secretsOf(apiKey, headers)
       return new Observable<ProviderChunk>((subscriber) => {
-        const reader = new WireReader(protocol.decoder(request), {
-          provider: protocol.provider,
-          ...(settings.maxEventSize === undefined ? {} : { maxEventSize: settings.maxEventSize }),
-        })
+        const reader = new WireReader(protocol.decoder(request), { provider: protocol.provider, maxEventSize: settings.maxEventSize })
         // Chunks decoded before a failure are emitted first: the partial answer keeps them.
         const emit = (read: () => ProviderChunk[]): boolean => {
           for (const chunk of read()) {

@@ -16,13 +16,16 @@ export interface SseEvent {
   readonly data: string
 }
 
+/** The default `maxEventSize`: 16 MiB. */
+export const defaultMaxEventSize = 16 * 1024 * 1024
+
 /** Options of {@link SseDecoder}. */
 export interface SseDecoderOptions {
   /** Names the provider in the error (default `server`). */
   readonly provider?: string
   /**
    * The largest event buffered, in characters: the incomplete line plus the
-   * event's data so far (default unbounded). The bound is checked after each
+   * event's data so far (default {@link defaultMaxEventSize}, 16 MiB). The bound is checked after each
    * network chunk, so the buffer never exceeds it by more than one chunk.
    */
   readonly maxEventSize?: number
@@ -41,17 +44,17 @@ export class SseDecoder {
    */
   error: ProviderError | undefined = undefined
 
-  constructor(private readonly options: SseDecoderOptions = {}) {
+  constructor(options: SseDecoderOptions = {}) {
+    const max = options.maxEventSize ?? defaultMaxEventSize
     this.parser = createParser({
       onEvent: (message: EventSourceMessage) => {
         this.pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
       },
       onError: (error: ParseError) => {
         if (error.type !== 'max-buffer-size-exceeded') return
-        const max = this.options.maxEventSize ?? 0
-        this.error = protocolError(this.options.provider ?? 'server', `an event exceeds the maximum size of ${max} characters (maxEventSize)`)
+        this.error = protocolError(options.provider ?? 'server', `an event exceeds the maximum size of ${max} characters (maxEventSize)`)
       },
-      ...(options.maxEventSize === undefined ? {} : { maxBufferSize: options.maxEventSize }),
+      maxBufferSize: max,
     })
   }
 

@@ -186,7 +186,7 @@ function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: n
       content[i] = { type: 'extension', typeName: chunk.typeName, data: chunk.data }
       return
     case 'toolUseStart':
-      content[i] = { type: 'toolCall', id: chunk.id, name: chunk.name, arguments: {}, partialJson: '' }
+      content[i] = { type: 'toolCall', id: chunk.id, name: chunk.name, arguments: noArguments, partialJson: '' }
       return
     case 'toolUseArgsDelta': {
       const block = content[i]
@@ -213,6 +213,9 @@ function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: n
   }
 }
 
+/** The arguments of a call before its JSON is parsed, or of one streamed as `""`: shared, so frozen once. */
+const noArguments: Record<string, unknown> = Object.freeze({})
+
 /**
  * Empty arguments mean "no arguments": several providers stream `""` for a
  * zero-argument call. The parsed value is frozen here, in the same walk that
@@ -222,7 +225,7 @@ function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: n
  * `JSON.parse` itself is not recursive in V8. Once per call, never per delta.
  */
 function parseArguments(raw: string, maxDepth: number): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
-  if (raw.trim() === '') return { ok: true, value: {} }
+  if (raw.trim() === '') return { ok: true, value: noArguments }
   let value: unknown
   try {
     value = JSON.parse(raw)
@@ -365,16 +368,13 @@ function flattened(s: string): string {
 }
 
 /**
- * A frozen copy of a working block. Parsed arguments and extension data are
- * frozen already (at parse time, and when the extension chunk was accepted),
- * so `deepFreeze` returns at their root; every other field is a string or a
- * boolean.
+ * A frozen copy of a working block. A shallow freeze is a deep one: tool-call
+ * arguments are frozen already (the shared {@link noArguments} until they are
+ * parsed, then by `freezeWithin` at parse time), extension data when its chunk
+ * was accepted, and every other field is a string or a boolean.
  */
 function frozenBlock(block: Draft<AssistantContent>): AssistantContent {
-  const copy = { ...block } as AssistantContent
-  if (copy.type === 'toolCall') deepFreeze(copy.arguments)
-  else if (copy.type === 'extension') deepFreeze(copy.data)
-  return Object.freeze(copy)
+  return Object.freeze({ ...block } as AssistantContent)
 }
 
 const frozenCost = (cost: Cost): Cost => Object.freeze({ ...cost, extra: Object.freeze(cost.extra) })

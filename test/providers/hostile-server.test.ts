@@ -86,6 +86,24 @@ describe('hostile transcript: a request body that cannot be serialized', () => {
     })
   }
 
+  // A BigInt: JSON.stringify throws a TypeError, whether the builder or the body serializes it.
+  const bigintTranscript: LlmMessage[] = [
+    userMessage('hi'),
+    assistantMessage([{ type: 'toolCall', id: 'call_1', name: 'probe', arguments: { n: 1n } }], { stopReason: 'toolUse' }),
+    { role: 'toolResult', toolCallId: 'call_1', toolName: 'probe', content: [{ type: 'text', text: 'ok' }], isError: false, timestamp: 0 },
+  ]
+
+  for (const [name, make] of adapters) {
+    it(`${name}: a BigInt → invalidRequest, not retryable, nothing sent`, async () => {
+      const s = await serve([{ chunks: [] }])
+      const error = await failure(make(s.url)(request(bigintTranscript, name)))
+      expect(error).toBeInstanceOf(ProviderError)
+      expect((error as ProviderError).info).toMatchObject({ kind: 'invalidRequest', retryable: false })
+      expect((error as ProviderError).message).toMatch(/the request body could not be serialized: .*BigInt/)
+      expect(s.requests).toHaveLength(0)
+    })
+  }
+
   it('in a run with retries on: one error answer, no retry, no request', async () => {
     const s = await serve([{ chunks: [] }])
     const streamFn = anthropic({ baseUrl: s.url, apiKey: KEY })
