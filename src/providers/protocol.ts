@@ -155,6 +155,8 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
         http = protocol.buildRequest(request, settings, apiKey)
         body = JSON.stringify(http.body)
       } catch (error) {
+        // Too deep (RangeError) or a BigInt or a cycle (TypeError), in JSON.stringify here or in a builder
+        // that serializes tool arguments itself (OpenAI's): the body cannot be sent. The message is kept.
         if (error instanceof RangeError || error instanceof TypeError) return throwError(() => unserializableError(protocol.provider, error))
         throw error
       }
