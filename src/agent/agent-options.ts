@@ -2,7 +2,11 @@
  * What builds an Agent and what its calls return: the options, the run
  * handles, the errors. The Agent itself is in `agent.ts`.
  */
+import * as t from 'io-ts'
 import type { Observable, SchedulerLike } from 'rxjs'
+import { deepFreeze } from '../types/deep-freeze.js'
+import { decodeInput, MessagesInput, optional } from '../types/input.js'
+import { AgentTools } from '../types/tool.js'
 import type { QueueMode } from '../loop/message-queue.js'
 import type { ModelRoute, OverflowRecovery } from '../../operators/call-model.js'
 import type { RetryOptions } from '../../operators/retry-stream.js'
@@ -190,3 +194,12 @@ export interface StructuredRun<T> extends PromiseLike<T> {
 }
 
 
+
+/** `options` with its messages, tools and system prompt decoded. @throws InvalidInputError naming the path of a bad one (`messages[1].content`). */
+export function decodeAgentOptions(options: AgentOptions, now: number): AgentOptions {
+  const codec = t.type({ systemPrompt: t.string, messages: optional(MessagesInput(now)), tools: optional(AgentTools) })
+  // Frozen first, as every message the Agent's transcript takes in is: a frozen message is checked once, here, not again on every run.
+  // Without recursion: a message may hold data of any depth (a tool's `details`).
+  if (Array.isArray(options.messages)) for (const m of options.messages as readonly unknown[]) deepFreeze(m)
+  return { ...options, ...decodeInput(codec, options, 'new Agent', 'options') }
+}

@@ -11,30 +11,27 @@
 import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import * as t from 'io-ts'
 import { agentLoop, agentLoopContinue, type AgentLoopConfig } from '../loop/agent-loop.js'
-import type { ModelRoute, OverflowRecovery } from '../../operators/call-model.js'
-import type { TransformContext } from '../../operators/transform-context.js'
+import type { ModelRoute } from '../../operators/call-model.js'
 import type { ApprovalDecision } from '../policy/approval.js'
-import type { TurnState } from '../turn/turn-state.js'
 import { errorText } from '../types/codec.js'
 import type { ImageContent } from '../types/content.js'
 import type { AgentMessage } from '../types/message.js'
-import { decodeInput, decodeMessage, decodePrompts, invalidInput, MessagesInput, optional, type AgentMessageInput, type PromptInput } from '../types/input.js'
+import { decodeInput, decodeMessage, decodePrompts, type AgentMessageInput, type PromptInput } from '../types/input.js'
 import { validTranscript } from '../types/settle.js'
-import { deepFreeze } from '../types/deep-freeze.js'
 import type { ModelSpec } from '../types/model.js'
-import type { StreamFn } from '../types/request.js'
 import { AgentTools, type AgentTool } from '../types/tool.js'
-import { compactionEventOf, slidingWindow, slidingWindowRecovery } from '../context/sliding-window.js'
 import type { AgentRunEvent } from './agent-events.js'
-import { AGENT_LOG_FORMAT, decodeAgentLog, type AgentLogEntry } from './agent-log.js'
-import { AgentBusyError, type AgentOptions, type AgentRun, type CallOptions, type StructuredOptions, type StructuredRun } from './agent-options.js'
+import { AGENT_LOG_FORMAT, type AgentLogEntry } from './agent-log.js'
+import { INTERRUPTED, logReplayOf } from './log-replay.js'
+import { ModelRoutes } from './model-routes.js'
+import { AgentBusyError, decodeAgentOptions, type AgentOptions, type AgentRun, type CallOptions, type StructuredOptions, type StructuredRun } from './agent-options.js'
 import { sameModel } from './agent-reducer.js'
 import type { AgentState } from './agent-state.js'
 import { AgentStore } from './agent-store.js'
 import { Approvals } from './approvals.js'
-import { CHECKPOINT_FORMAT, decodeCheckpoint, RunBoundary, type Checkpoint } from './checkpoint.js'
+import { decodeCheckpoint, RunBoundary, type Checkpoint } from './checkpoint.js'
 import { ListenerHub } from './listener-hub.js'
-import { loopConfigOf } from './loop-config.js'
+import { contextManagementOf, loopConfigOf, type ContextManagement } from './loop-config.js'
 import { runContextOf } from './plan-mode.js'
 import { Runner } from './agent-run.js'
 import { structuredRun } from './structured-output.js'
@@ -67,11 +64,9 @@ export class Agent {
   private readonly approvals: Approvals
   private readonly boundary = new RunBoundary()
   private readonly runs: Runner
-  private streamFn: StreamFn
-  private routes: ModelRoute[]
+  private readonly models: ModelRoutes
   private checkpointSeq = 0
-  private readonly transform: TransformContext | undefined
-  private readonly recover: ((state: TurnState) => OverflowRecovery | undefined) | undefined
+  private readonly context: ContextManagement
 
   /** Immutable snapshots, one per change; replays the current one to new subscribers. */
   readonly state$: Observable<AgentState>
@@ -88,21 +83,15 @@ export class Agent {
   /** @throws InvalidInputError naming the path of a bad message, tool or system prompt (`messages[1].content`). */
   constructor(options: AgentOptions) {
     this.scheduler = options.scheduler ?? asyncScheduler
-    const codec = t.type({ systemPrompt: t.string, messages: optional(MessagesInput(this.scheduler.now())), tools: optional(AgentTools) })
-    // Frozen first, as every message the Agent's transcript takes in is: a frozen message is checked once, here, not again on every run.
-    // Without recursion: a message may hold data of any depth (a tool's `details`).
-    if (Array.isArray(options.messages)) for (const m of options.messages as readonly unknown[]) deepFreeze(m)
-    options = { ...options, ...decodeInput(codec, options, 'new Agent', 'options') }
+    options = decodeAgentOptions(options, this.scheduler.now())
     this.options = options
     this.id = options.id ?? `agent-${++agentCount}`
-    this.streamFn = options.streamFn
-    this.routes = [...(options.availableModels ?? [])]
-    if (!this.routes.some((r) => sameModel(r.model, options.model))) this.routes.unshift({ model: options.model, streamFn: options.streamFn })
+    this.models = new ModelRoutes(options.model, options.streamFn, options.availableModels)
     // After any decoding: a transcript breaking the tool-call invariants would make every request fail.
     const messages = validTranscript(options.messages ?? [], options.invalidTranscript)
     const tools = options.tools ?? []
     this.store = new AgentStore(
-      { type: 'init', version: AGENT_LOG_FORMAT, agentId: this.id, systemPrompt: options.systemPrompt, model: options.model, availableModels: this.routes.map((r) => r.model), tools: tools.map((x) => x.name), messages },
+      { type: 'init', version: AGENT_LOG_FORMAT, agentId: this.id, systemPrompt: options.systemPrompt, model: options.model, availableModels: this.models.models, tools: tools.map((x) => x.name), messages },
       tools,
     )
     this.state$ = this.store.state$
@@ -121,16 +110,7 @@ export class Agent {
     })
     this.events$ = this.hub.events$
     this.approvals = new Approvals((command) => this.store.append(command))
-    const window =
-      options.transformContext === undefined || options.recoverOverflow === undefined
-        ? slidingWindow({ ...options.contextWindow, onCompaction: (report) => this.runs.emitOwn(compactionEventOf(report)) })
-        : undefined
-    // The loop tells the window the turn's model's context window, so its budgets fit small models.
-    this.transform = options.transformContext === false ? undefined : (options.transformContext ?? window)
-    this.recover =
-      options.recoverOverflow === false
-        ? undefined
-        : (options.recoverOverflow ?? (window === undefined ? undefined : slidingWindowRecovery(window, options.convertToLlm)))
+    this.context = contextManagementOf(options, (event) => this.runs.emitOwn(event))
     for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
   }
 
@@ -166,27 +146,12 @@ export class Agent {
    * @throws InvalidInputError naming the path of what does not decode (`log[3].message.content`), or a tool the log names that `options.tools` lacks.
    */
   static fromLog(log: readonly unknown[], options: Omit<RestoreOptions, 'id' | 'systemPrompt' | 'model'>): Agent {
-    const entries = decodeAgentLog(log, 'Agent.fromLog', 'log')
-    const init = entries[0] as Extract<AgentLogEntry, { type: 'init' }>
-    const given = new Set((options.tools ?? []).map((x) => x.name))
-    entries.forEach((e, i) => {
-      const named = e.type === 'init' || e.type === 'tools' ? e.tools : []
-      const missing = named.findIndex((name) => !given.has(name))
-      if (missing >= 0) throw invalidInput('Agent.fromLog', 'log', `[${i}].tools[${missing}]`, `the log names a tool '${named[missing]!}' that options.tools lacks`, named[missing])
-    })
+    const { entries, init, runs, boundary } = logReplayOf(log, options.tools ?? [], 'Agent.fromLog')
     const agent = new Agent({ ...options, id: init.agentId, systemPrompt: init.systemPrompt, model: init.model, messages: init.messages })
     agent.store.load(entries)
-    const state = agent.store.state
-    for (const model of state.availableModels) if (!agent.routes.some((r) => sameModel(r.model, model))) agent.routes.push({ model, streamFn: agent.options.streamFn })
-    agent.streamFn = agent.routes.find((r) => sameModel(r.model, state.model))?.streamFn ?? agent.options.streamFn
-    agent.runs.count = entries.filter((e) => e.type === 'runStart').length
-    let boundary = 0
-    entries.forEach((e, i) => {
-      if (e.type === 'turnEnd' || e.type === 'runStart' || e.type === 'agentEnd' || e.type === 'reset') boundary = i
-    })
-    if (state.isRunning) {
-      agent.store.append({ type: 'runFailed', error: 'interrupted: the log ends in the middle of a run', settleReason: 'the run was interrupted before its result was recorded' })
-    }
+    agent.models.adopt(agent.state.availableModels, agent.state.model)
+    agent.runs.count = runs
+    if (agent.state.isRunning) agent.store.append(INTERRUPTED)
     agent.boundary.mark(boundary, agent.state.messages)
     return agent
   }
@@ -346,18 +311,15 @@ export class Agent {
 
   /** Switches to `route` (or a model served by the agent's stream function) for the next run. */
   setModel(model: ModelSpec | ModelRoute): void {
-    const route = 'streamFn' in model ? model : (this.routes.find((r) => sameModel(r.model, model)) ?? { model, streamFn: this.streamFn })
     const from = this.state.model
-    this.streamFn = route.streamFn
-    if (!this.routes.some((r) => sameModel(r.model, route.model))) this.routes.push(route)
+    const route = this.models.select(model)
     if (route.model !== from || !this.state.availableModels.some((m) => sameModel(m, route.model))) this.store.append({ type: 'model', model: route.model })
     if (!sameModel(from, route.model)) this.runs.emitOwn({ type: 'modelChange', from, to: route.model })
   }
 
   /** The next (or previous) of the available models. */
   cycleModel(direction: 1 | -1 = 1): ModelSpec {
-    const i = this.routes.findIndex((r) => sameModel(r.model, this.state.model))
-    const next = this.routes[(i + direction + this.routes.length) % this.routes.length]!
+    const next = this.models.next(this.state.model, direction)
     this.setModel(next)
     return next.model
   }
@@ -403,22 +365,7 @@ export class Agent {
    * the log (`agent.log`).
    */
   async checkpoint(metadata?: Record<string, unknown>): Promise<Checkpoint> {
-    const seq = ++this.checkpointSeq
-    const running = this.runs.current !== undefined
-    const state = this.state
-    const checkpoint: Checkpoint = {
-      version: CHECKPOINT_FORMAT,
-      id: `${this.id}:${seq}`,
-      agentId: this.id,
-      seq,
-      createdAt: this.scheduler.now(),
-      systemPrompt: state.systemPrompt,
-      model: state.model,
-      ...this.boundary.contents(running, state),
-      planMode: state.planMode,
-      position: running ? this.boundary.position : this.log.length - 1,
-      ...(metadata === undefined ? {} : { metadata }),
-    }
+    const checkpoint = this.boundary.checkpoint(this.id, ++this.checkpointSeq, this.scheduler.now(), this.runs.current !== undefined, this.state, this.log.length - 1, metadata)
     await this.options.checkpointStore?.save(checkpoint)
     return checkpoint
   }
@@ -431,9 +378,10 @@ export class Agent {
   }
 
   private configOf(call: CallOptions, signal: AbortSignal): AgentLoopConfig {
-    const { options, scheduler, transform, recover, approvals } = this
+    const { options, scheduler, approvals } = this
+    const { transform, recover } = this.context
     const steering = () => this.runs.take('steering')
     const followUp = () => this.runs.take('followUp')
-    return loopConfigOf({ options, call, model: this.state.model, streamFn: this.streamFn, signal, scheduler, steering, followUp, transform, recover, approvals })
+    return loopConfigOf({ options, call, model: this.state.model, streamFn: this.models.streamFn, signal, scheduler, steering, followUp, transform, recover, approvals })
   }
 }

@@ -16,6 +16,7 @@ import { NonNegativeInteger, describeValue, struct } from '../types/codec.js'
 import { decodeInput, invalidInput, MessagesInput } from '../types/input.js'
 import { AgentMessage } from '../types/message.js'
 import { ModelSpec } from '../types/model.js'
+import type { AgentState } from './agent-state.js'
 
 /**
  * The checkpoint format this rxagent writes. It reads this one and format 1
@@ -164,16 +165,26 @@ export class RunBoundary {
     this.drained.followUp.length = 0
   }
 
-  /** The checkpoint's transcript and queues: the state's when idle, the boundary's mid-run. */
-  contents(
-    running: boolean,
-    state: { readonly messages: readonly AgentMessage[]; readonly steeringQueue: readonly AgentMessage[]; readonly followUpQueue: readonly AgentMessage[] },
-  ): Pick<Checkpoint, 'messages' | 'steering' | 'followUp' | 'midRun'> {
+  /**
+   * Checkpoint `seq` of agent `agentId`: the state's transcript and queues
+   * when idle (at the log's `last` position), the boundary's mid-run.
+   */
+  checkpoint(agentId: string, seq: number, now: number, running: boolean, state: AgentState, last: number, metadata?: Record<string, unknown>): Checkpoint {
     return {
+      version: CHECKPOINT_FORMAT,
+      id: `${agentId}:${seq}`,
+      agentId,
+      seq,
+      createdAt: now,
+      systemPrompt: state.systemPrompt,
+      model: state.model,
       messages: running ? [...this.messages, ...this.prompts] : state.messages,
       steering: [...(running ? this.drained.steering : []), ...state.steeringQueue],
       followUp: [...(running ? this.drained.followUp : []), ...state.followUpQueue],
+      planMode: state.planMode,
       midRun: running,
+      position: running ? this.position : last,
+      ...(metadata === undefined ? {} : { metadata }),
     }
   }
 }

@@ -16,6 +16,8 @@ import type { TurnState } from '../turn/turn-state.js'
 import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest, StreamFn } from '../types/request.js'
 import type { AgentTool } from '../types/tool.js'
+import type { CompactionEvent } from '../types/event.js'
+import { compactionEventOf, slidingWindow, slidingWindowRecovery } from '../context/sliding-window.js'
 import { DEFAULT_AGENT_TOOL_CONCURRENCY, type AgentOptions, type CallOptions } from './agent-options.js'
 import type { Approvals } from './approvals.js'
 
@@ -67,6 +69,28 @@ export function loopConfigOf(input: LoopConfigInput): AgentLoopConfig {
     ...(o.maxToolCallsPerMessage === undefined ? {} : { maxToolCallsPerMessage: o.maxToolCallsPerMessage }),
     ...(o.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: o.maxArgumentDepth }),
     ...(o.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: o.toolTimeoutMs }),
+  }
+}
+
+/** What the model sees each turn, and what is done on a context overflow. */
+export interface ContextManagement {
+  readonly transform: TransformContext | undefined
+  readonly recover: ((state: TurnState) => OverflowRecovery | undefined) | undefined
+}
+
+/**
+ * The default sliding window (reporting its compactions to `report`) where
+ * the options leave the context transform or the overflow recovery to it.
+ */
+export function contextManagementOf(o: AgentOptions, report: (event: CompactionEvent) => void): ContextManagement {
+  const window =
+    o.transformContext === undefined || o.recoverOverflow === undefined
+      ? slidingWindow({ ...o.contextWindow, onCompaction: (compaction) => report(compactionEventOf(compaction)) })
+      : undefined
+  // The loop tells the window the turn's model's context window, so its budgets fit small models.
+  return {
+    transform: o.transformContext === false ? undefined : (o.transformContext ?? window),
+    recover: o.recoverOverflow === false ? undefined : (o.recoverOverflow ?? (window === undefined ? undefined : slidingWindowRecovery(window, o.convertToLlm))),
   }
 }
 
