@@ -167,7 +167,22 @@ function endRun(d: Draft<AgentState>): void {
  */
 export function withStreamMessage(state: AgentState, message: AssistantMessage | undefined): AgentState {
   if (state.streamMessage === message) return state
-  return Object.freeze({ ...state, streamMessage: message })
+  // Field by field rather than a spread: an object literal of a known shape is built on V8's fast path.
+  return Object.freeze({
+    systemPrompt: state.systemPrompt,
+    model: state.model,
+    tools: state.tools,
+    messages: state.messages,
+    isRunning: state.isRunning,
+    streamMessage: message,
+    pendingToolCalls: state.pendingToolCalls,
+    pendingApprovals: state.pendingApprovals,
+    steeringQueue: state.steeringQueue,
+    followUpQueue: state.followUpQueue,
+    error: state.error,
+    availableModels: state.availableModels,
+    planMode: state.planMode,
+  })
 }
 
 /** Folds a whole log. */

@@ -8,7 +8,7 @@
 import type { SchedulerLike, Subscription } from 'rxjs'
 import type { AgentLoopConfig } from '../loop/agent-loop.js'
 import { errorText } from '../types/codec.js'
-import type { AgentEvent } from '../types/event.js'
+import type { AgentEvent, MessageUpdateEvent } from '../types/event.js'
 import type { AgentMessage } from '../types/message.js'
 import type { AgentResult } from '../types/result.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
@@ -183,17 +183,40 @@ function handleOf(active: ActiveRun): AgentRun {
 
 /** `event` with `stamp`; a lazily materialized `message` (streaming updates) stays lazy. */
 function stamped(event: AgentEvent | AgentOwnEvent, stamp: EventStamp): AgentRunEvent {
-  if (event.type === 'messageUpdate') {
-    const { chunk, contentIndex } = event
-    return {
-      type: 'messageUpdate',
-      chunk,
-      contentIndex,
-      get message() {
-        return event.message
-      },
-      ...stamp,
-    }
+  return event.type === 'messageUpdate' ? new StampedMessageUpdate(event, stamp) : { ...event, ...stamp }
+}
+
+/**
+ * A stamped `messageUpdate` whose `message` is the loop event's, materialized
+ * on first read — like the loop's own `MessageUpdate`: a class, so stamping
+ * the event of every delta is a few field stores (an object literal with a
+ * getter is built on a slow path, and made each delta cost twice the loop's).
+ */
+class StampedMessageUpdate {
+  readonly type = 'messageUpdate' as const
+  readonly chunk: MessageUpdateEvent['chunk']
+  readonly contentIndex: number
+  readonly agentId: string
+  readonly runId: string | null
+  readonly turnIndex: number
+  readonly #source: MessageUpdateEvent
+
+  constructor(source: MessageUpdateEvent, stamp: EventStamp) {
+    this.#source = source
+    this.chunk = source.chunk
+    this.contentIndex = source.contentIndex
+    this.agentId = stamp.agentId
+    this.runId = stamp.runId
+    this.turnIndex = stamp.turnIndex
   }
-  return { ...event, ...stamp }
+
+  /** The frozen message after this chunk. */
+  get message(): MessageUpdateEvent['message'] {
+    return this.#source.message
+  }
+
+  /** Serializes like a plain event, snapshot included. */
+  toJSON(): MessageUpdateEvent & EventStamp {
+    return { type: this.type, message: this.message, chunk: this.chunk, contentIndex: this.contentIndex, agentId: this.agentId, runId: this.runId, turnIndex: this.turnIndex }
+  }
 }
