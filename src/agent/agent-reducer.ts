@@ -20,6 +20,7 @@ import { deepFreeze } from '../types/deep-freeze.js'
 import type { AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import { settleTranscript } from '../types/settle.js'
+import { appendMessages } from '../turn/growing-transcript.js'
 import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry } from './agent-log.js'
 import { initialAgentState, type AgentState, type PendingApproval } from './agent-state.js'
@@ -54,7 +55,8 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
     case 'messageEnd': {
       const message = frozenMessage(entry.message)
       return produce(state, (d) => {
-        d.messages = castDraft(frozen([...state.messages, message]))
+        // A growing transcript: an exact-size copy of a shared backing array (a frozen array's own copy is slow).
+        d.messages = castDraft(appendMessages(state.messages, [message]))
         if (message.role === 'assistant') d.streamMessage = undefined
       })
     }
