@@ -11,7 +11,7 @@
 import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import * as t from 'io-ts'
 import { agentLoop, agentLoopContinue, type AgentLoopConfig } from '../loop/agent-loop.js'
-import type { ModelRoute } from '../../operators/call-model.js'
+import type { ModelRoute } from '../types/run-config.js'
 import type { ApprovalDecision } from '../policy/approval.js'
 import { errorText } from '../types/codec.js'
 import type { ImageContent } from '../types/content.js'

@@ -1,5 +1,5 @@
 /** The models an Agent can switch between, each with the stream function that serves it. */
-import type { ModelRoute } from '../../operators/call-model.js'
+import type { ModelRoute } from '../types/run-config.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StreamFn } from '../types/request.js'
 import { sameModel } from './agent-reducer.js'
