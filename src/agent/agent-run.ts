@@ -59,14 +59,9 @@ export class Runner {
     return active === undefined ? undefined : { runId: active.runId, handle: handleOf(active), abort: () => active.abort.abort(), result: active.result }
   }
 
-  /** The stamp of an event emitted now. */
-  stamp(): EventStamp {
-    return { agentId: this.host.id, runId: this.active?.runId ?? null, turnIndex: this.turnIndex }
-  }
-
   /** Emits an event of the agent's own (a compaction, a model change, a listener error). */
   emitOwn(event: AgentOwnEvent | AgentEvent): void {
-    this.emit(stamped(event, this.stamp()))
+    this.emit(this.stampedNow(event))
   }
 
   /** Takes the oldest queued message (or all, by the queue's mode) for a run. */
@@ -131,7 +126,7 @@ export class Runner {
           if (event.type === 'turnStart') this.turnIndex = event.turnIndex
           if (event.type === 'turnMetrics') {
             const metrics = host.metrics
-            if (metrics !== undefined) host.hub.call('metrics collector', () => metrics.onTurn(event.metrics), stamped(event, this.stamp()))
+            if (metrics !== undefined) host.hub.call('metrics collector', () => metrics.onTurn(event.metrics), this.stampedNow(event))
           } else {
             try {
               host.store.record(event)
@@ -144,11 +139,12 @@ export class Runner {
           if (event.type === 'turnEnd' || event.type === 'agentEnd') host.boundary.mark(host.store.log.length - 1, host.store.state.messages)
           if (event.type === 'agentEnd') {
             finish()
-            this.emit(stamped(event, { agentId: host.id, runId, turnIndex: this.turnIndex }), active)
+            this.emit(stamped(event, host.id, runId, this.turnIndex), active)
             settle.resolve(event.result)
             return
           }
-          this.emit(stamped(event, this.stamp()))
+          // The stamp's fields passed as they are: no stamp object per delta.
+          this.emit(stamped(event, host.id, this.active?.runId ?? null, this.turnIndex))
         },
         error: (error: unknown) => {
           finish()
@@ -163,6 +159,10 @@ export class Runner {
       })
     if (failed) active.subscription.unsubscribe()
     return handleOf(active)
+  }
+
+  private stampedNow(event: AgentEvent | AgentOwnEvent): AgentRunEvent {
+    return stamped(event, this.host.id, this.active?.runId ?? null, this.turnIndex)
   }
 
   private emit(event: AgentRunEvent, run: ActiveRun | undefined = this.active): void {
@@ -182,8 +182,8 @@ function handleOf(active: ActiveRun): AgentRun {
 }
 
 /** `event` with `stamp`; a lazily materialized `message` (streaming updates) stays lazy. */
-function stamped(event: AgentEvent | AgentOwnEvent, stamp: EventStamp): AgentRunEvent {
-  return event.type === 'messageUpdate' ? new StampedMessageUpdate(event, stamp) : { ...event, ...stamp }
+function stamped(event: AgentEvent | AgentOwnEvent, agentId: string, runId: string | null, turnIndex: number): AgentRunEvent {
+  return event.type === 'messageUpdate' ? new StampedMessageUpdate(event, agentId, runId, turnIndex) : { ...event, agentId, runId, turnIndex }
 }
 
 /**
@@ -201,13 +201,13 @@ class StampedMessageUpdate {
   readonly turnIndex: number
   readonly #source: MessageUpdateEvent
 
-  constructor(source: MessageUpdateEvent, stamp: EventStamp) {
+  constructor(source: MessageUpdateEvent, agentId: string, runId: string | null, turnIndex: number) {
     this.#source = source
     this.chunk = source.chunk
     this.contentIndex = source.contentIndex
-    this.agentId = stamp.agentId
-    this.runId = stamp.runId
-    this.turnIndex = stamp.turnIndex
+    this.agentId = agentId
+    this.runId = runId
+    this.turnIndex = turnIndex
   }
 
   /** The frozen message after this chunk. */
