@@ -3,37 +3,27 @@
  * what happened to it (`agent-log.ts`), whose fold is its state
  * (`agent-reducer.ts`). It runs `agentLoop` (no second loop), logs what its
  * events change, multicasts them, and logs every command (prompt, steer,
- * model change, plan mode, approvals, reset). This file coordinates; the
- * parts live beside it: the store of the log and its fold, the run replay,
- * the listener hub, the loop configuration, approvals, structured output,
- * plan mode, checkpoints.
+ * model change, plan mode, approvals, reset). This file holds the commands;
+ * `agent-core.ts` wires the parts that live beside it: the store of the log
+ * and its fold, the runs and their replay, the listener hub, the loop
+ * configuration, approvals, structured output, plan mode, checkpoints.
  */
-import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs'
+import { asyncScheduler, type Observable, type Subscription } from 'rxjs'
 import * as t from 'io-ts'
-import { agentLoop, agentLoopContinue, type AgentLoopConfig } from '../loop/agent-loop.js'
-import type { ModelRoute } from '../types/run-config.js'
+import { agentLoop, agentLoopContinue } from '../loop/agent-loop.js'
 import type { ApprovalDecision } from '../policy/approval.js'
 import { errorText } from '../types/codec.js'
 import type { ImageContent } from '../types/content.js'
-import type { AgentMessage } from '../types/message.js'
 import { decodeInput, decodeMessage, decodePrompts, type AgentMessageInput, type PromptInput } from '../types/input.js'
-import { validTranscript } from '../types/settle.js'
+import type { AgentMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
+import type { ModelRoute } from '../types/run-config.js'
 import { AgentTools, type AgentTool } from '../types/tool.js'
-import type { AgentRunEvent } from './agent-events.js'
-import { AGENT_LOG_FORMAT, type AgentLogEntry } from './agent-log.js'
-import { INTERRUPTED, logReplayOf } from './log-replay.js'
-import { ModelRoutes } from './model-routes.js'
-import { AgentBusyError, decodeAgentOptions, type AgentOptions, type AgentRun, type CallOptions, type StructuredOptions, type StructuredRun } from './agent-options.js'
+import { AgentCore } from './agent-core.js'
+import { AgentBusyError, type AgentOptions, type AgentRun, type CallOptions, type StructuredOptions, type StructuredRun } from './agent-options.js'
 import { sameModel } from './agent-reducer.js'
-import type { AgentState } from './agent-state.js'
-import { AgentStore } from './agent-store.js'
-import { Approvals } from './approvals.js'
-import { decodeCheckpoint, RunBoundary, type Checkpoint } from './checkpoint.js'
-import { ListenerHub } from './listener-hub.js'
-import { contextManagementOf, loopConfigOf, type ContextManagement } from './loop-config.js'
-import { runContextOf } from './plan-mode.js'
-import { Runner } from './agent-run.js'
+import { decodeCheckpoint, type Checkpoint } from './checkpoint.js'
+import { INTERRUPTED, logReplayOf } from './log-replay.js'
 import { structuredRun } from './structured-output.js'
 
 export { AgentBusyError, DEFAULT_AGENT_TOOL_CONCURRENCY, StructuredOutputError } from './agent-options.js'
@@ -41,13 +31,13 @@ export type { AgentOptions, AgentRun, ApprovalMode, CallOptions, StructuredOptio
 export { DEFAULT_PLAN_MODE_ADDENDUM } from './plan-mode.js'
 export type { PromptInput } from '../types/input.js'
 
-let agentCount = 0
-
 /** What `Agent.restore` and `Agent.fromLog` take: the options, less what the saved agent says. */
 export type RestoreOptions = Omit<AgentOptions, 'messages' | 'id' | 'systemPrompt' | 'model'> & { readonly id?: string; readonly systemPrompt?: string; readonly model?: ModelSpec }
 
 /**
- * An agent: a conversation, its model and tools, and the runs over it.
+ * An agent: a conversation, its model and tools, and the runs over it
+ * (what it is made of, its state, log, events, listeners and checkpoints
+ * come from {@link AgentCore}; the commands are here).
  *
  * ```ts
  * const agent = new Agent({ systemPrompt: 'Be brief.', model, streamFn, tools: [search] })
@@ -55,65 +45,7 @@ export type RestoreOptions = Omit<AgentOptions, 'messages' | 'id' | 'systemPromp
  * const result = await agent.prompt('What changed in the last release?')
  * ```
  */
-export class Agent {
-  readonly id: string
-  private readonly options: AgentOptions
-  private readonly scheduler: SchedulerLike
-  private readonly store: AgentStore
-  private readonly hub: ListenerHub
-  private readonly approvals: Approvals
-  private readonly boundary = new RunBoundary()
-  private readonly runs: Runner
-  private readonly models: ModelRoutes
-  private checkpointSeq = 0
-  private readonly context: ContextManagement
-
-  /** Immutable snapshots, one per change; replays the current one to new subscribers. */
-  readonly state$: Observable<AgentState>
-  /**
-   * Every event, multicast: all subscribers see the same run once. RxJS
-   * isolates a subscriber that throws (the run and the others go on) and
-   * reports it through `config.onUnhandledError`; `subscribe` below reports
-   * it as a `listenerError` event instead.
-   */
-  readonly events$: Observable<AgentRunEvent>
-  /** Every log entry appended from now on (`log` has those before). */
-  readonly log$: Observable<AgentLogEntry>
-
-  /** @throws InvalidInputError naming the path of a bad message, tool or system prompt (`messages[1].content`). */
-  constructor(options: AgentOptions) {
-    this.scheduler = options.scheduler ?? asyncScheduler
-    options = decodeAgentOptions(options, this.scheduler.now())
-    this.options = options
-    this.id = options.id ?? `agent-${++agentCount}`
-    this.models = new ModelRoutes(options.model, options.streamFn, options.availableModels)
-    // After any decoding: a transcript breaking the tool-call invariants would make every request fail.
-    const messages = validTranscript(options.messages ?? [], options.invalidTranscript)
-    const tools = options.tools ?? []
-    this.store = new AgentStore(
-      { type: 'init', version: AGENT_LOG_FORMAT, agentId: this.id, systemPrompt: options.systemPrompt, model: options.model, availableModels: this.models.models, tools: tools.map((x) => x.name), messages },
-      tools,
-    )
-    this.state$ = this.store.state$
-    this.log$ = this.store.log$
-    this.hub = new ListenerHub((event) => this.runs.emitOwn(event), options.onListenerError)
-    this.runs = new Runner({
-      id: this.id,
-      scheduler: this.scheduler,
-      store: this.store,
-      hub: this.hub,
-      boundary: this.boundary,
-      metrics: options.metrics,
-      queueMode: (queue) => (queue === 'steering' ? options.steeringMode : options.followUpMode),
-      configOf: (call, signal) => this.configOf(call, signal),
-      context: () => runContextOf(this.state, options.planModeAddendum),
-    })
-    this.events$ = this.hub.events$
-    this.approvals = new Approvals((command) => this.store.append(command))
-    this.context = contextManagementOf(options, (event) => this.runs.emitOwn(event))
-    for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
-  }
-
+export class Agent extends AgentCore {
   /**
    * Restores an agent from a checkpoint (format 1 or 2): same id, transcript, model, queues and plan mode. Call `continue()` to resume a run it was in.
    *
@@ -154,20 +86,6 @@ export class Agent {
     if (agent.state.isRunning) agent.store.append(INTERRUPTED)
     agent.boundary.mark(boundary, agent.state.messages)
     return agent
-  }
-
-  /** The current snapshot. */
-  get state(): AgentState {
-    return this.store.state
-  }
-
-  /** The log, oldest first: `init`, then every change; an entry's `seq` is its position. `Agent.fromLog(agent.log, options)` rebuilds this agent. */
-  get log(): readonly AgentLogEntry[] {
-    return this.store.log
-  }
-
-  get isRunning(): boolean {
-    return this.runs.current !== undefined
   }
 
   // --- Runs ---------------------------------------------------------------
@@ -342,46 +260,5 @@ export class Agent {
 
   exitPlanMode(): void {
     if (this.state.planMode) this.store.append({ type: 'planMode', on: false })
-  }
-
-  // --- Listeners ----------------------------------------------------------
-
-  /** Calls `listener` with every event. A listener that throws is reported (a `listenerError` event) and never breaks the run or the others. */
-  subscribe(listener: (event: AgentRunEvent) => void, name?: string): Subscription {
-    return this.hub.subscribe(listener, name)
-  }
-
-  /** Adds a forwarder (a log, a socket): like a listener, for the agent's whole life. */
-  addForwarder(forward: (event: AgentRunEvent) => void): Subscription {
-    return this.hub.subscribe(forward, this.hub.nextForwarderName())
-  }
-
-  // --- Checkpoints --------------------------------------------------------
-
-  /**
-   * A checkpoint of the agent as of the last completed turn (mid-run: the
-   * turn in progress is not in it and is redone on `continue()`), saved to
-   * the store when one is configured. Its `position` is that turn's place in
-   * the log (`agent.log`).
-   */
-  async checkpoint(metadata?: Record<string, unknown>): Promise<Checkpoint> {
-    const checkpoint = this.boundary.checkpoint(this.id, ++this.checkpointSeq, this.scheduler.now(), this.runs.current !== undefined, this.state, this.log.length - 1, metadata)
-    await this.options.checkpointStore?.save(checkpoint)
-    return checkpoint
-  }
-
-  // --- Internals ----------------------------------------------------------
-
-  private notRunning(): void {
-    const current = this.runs.current
-    if (current !== undefined) throw new AgentBusyError(`agent ${this.id} is already running (${current.runId})`)
-  }
-
-  private configOf(call: CallOptions, signal: AbortSignal): AgentLoopConfig {
-    const { options, scheduler, approvals } = this
-    const { transform, recover } = this.context
-    const steering = () => this.runs.take('steering')
-    const followUp = () => this.runs.take('followUp')
-    return loopConfigOf({ options, call, model: this.state.model, streamFn: this.models.streamFn, signal, scheduler, steering, followUp, transform, recover, approvals })
   }
 }
