@@ -28,8 +28,10 @@ function ratioCell(a, b) {
   return ratio(a, b)
 }
 
-/** A markdown table: `columns` are [key, heading]; ratios are the first column's value ÷ each other's. */
-function table(rows, columns, ratios) {
+/** A markdown table: `columns` are [key, heading]; ratios are the first column's value ÷ each other's. `partial`: rows without any value are left out. */
+function table(allRows, columns, ratios, partial) {
+  const rows = partial ? allRows.filter((r) => Object.values(r.values).some((v) => v !== undefined)) : allRows
+  if (rows.length === 0) return ''
   const header = ['scenario', 'unit', ...columns.map(([, h]) => h), ...ratios.map(([, h]) => h)]
   return [
     `| ${header.join(' | ')} |`,
@@ -46,7 +48,7 @@ const kb = (v, runs) => (v === undefined ? undefined : { ...v, median: v.median 
 const k = (n) => (n >= 1000 ? `${n / 1000}k` : String(n))
 
 /** Builds the three tables (in-process, AGENT, WIRE) and checks the targets on this run's numbers. */
-export function report({ results, sizesOf, runtimes, wire, smoke, scenarios }) {
+export function report({ results, sizesOf, runtimes, wire, smoke, scenarios, partial = false }) {
   const get = (scenario, size, runtime, metric) => results[scenario]?.[size]?.[runtime]?.[metric]
   const pair = (scenario, size, runtime, wall, cpu) => both(get(scenario, size, runtime, wall), get(scenario, size, runtime, cpu))
 
@@ -85,6 +87,7 @@ export function report({ results, sizesOf, runtimes, wire, smoke, scenarios }) {
     rows,
     runtimes.map((r) => [r, label[r]]),
     others.map((r) => [r, `rx/${short[r]}`]),
+    partial,
   )
 
   // --- The Agents, with a UI reader of the streamed message. ---
@@ -117,6 +120,7 @@ export function report({ results, sizesOf, runtimes, wire, smoke, scenarios }) {
       ['loop', 'Agent/loop'],
       ['pi', 'Agent/pi'],
     ],
+    partial,
   )
 
   // --- WIRE: real SSE over local HTTP (helper worker bench/wire/worker.mjs). ---
@@ -139,9 +143,11 @@ export function report({ results, sizesOf, runtimes, wire, smoke, scenarios }) {
         wrows,
         clients.map((c) => [c, wireLabel[c]]),
         clients.filter((c) => c !== 'rxagent').map((c) => [c, `rx/${c === 'aisdk' ? 'ai' : c}`]),
+        partial,
       )
 
-  return { tables: [main, agentTable, wireTable], targets: smoke ? [] : targets({ get, sizesOf, runtimes, results }) }
+  const checked = smoke ? [] : targets({ get, sizesOf, runtimes, results })
+  return { tables: [main, agentTable, wireTable].filter((t) => t !== ''), targets: partial ? checked.filter((t) => t.ok !== null) : checked }
 }
 
 /** Issue 13's and issue 14's targets, checked on this run's numbers (medians over the rounds; wall time unless said). */

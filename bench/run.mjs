@@ -1,6 +1,7 @@
 // The benchmark suite: every runtime × scenario in fresh processes, interleaved, three tables.
 //   npm run bench            (the whole suite; writes bench/results/latest.json and the README tables)
 //   node bench/run.mjs --smoke   (every scenario at a tiny size, one round; no files written)
+//   node bench/run.mjs --only=text,agent-text,cold,wire   (those scenarios at full size; no files written)
 //
 // For each scenario × size, R rounds; a round runs every runtime once, each in a fresh process, in
 // rotating order (round 2 starts with the second runtime, …), so that every ratio comes from one
@@ -18,6 +19,8 @@ const began = performance.now()
 const here = dirname(fileURLToPath(import.meta.url))
 const root = resolve(here, '..')
 const smoke = process.argv.includes('--smoke')
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',')
+const wanted = (name) => only === undefined || only.includes(name)
 const peersInstalled = existsSync(join(here, 'node_modules', 'ai')) && existsSync(join(here, 'node_modules', '@mariozechner', 'pi-agent-core'))
 const peers = peersInstalled ? ['pi', 'aisdk'] : []
 const runtimes = ['rxagent', ...peers, 'bare', 'rx-floor']
@@ -67,7 +70,7 @@ function interleave(who, rounds, run, once = []) {
 const sizesOf = (scenario) => (smoke ? scenarios[scenario].smoke : scenarios[scenario].sizes)
 const results = {}
 for (const [scenario, spec] of Object.entries(scenarios)) {
-  if (spec.sizes === undefined) continue
+  if (spec.sizes === undefined || !wanted(scenario)) continue
   for (const size of sizesOf(scenario)) {
     const who = spec.runtimes.filter((r) => runtimes.includes(r) && !(peers.includes(r) && size > (spec.peersUpTo ?? Infinity)))
     const rounds = smoke ? 1 : (spec.rounds ?? 3)
@@ -97,6 +100,7 @@ for (const [scenario, spec] of Object.entries(scenarios)) {
 const wireWorker = join(here, 'wire', 'worker.mjs')
 const wire = { toolTurns: 50 }
 if (!existsSync(wireWorker)) wire.skipped = 'bench/wire/worker.mjs does not exist in this checkout.'
+else if (!wanted('wire')) wire.skipped = 'not asked for (--only).'
 else {
   results.wire = {}
   const clients = ['rxagent', ...(peersInstalled ? ['pi', 'aisdk'] : []), 'floor']
@@ -181,7 +185,7 @@ function closure(pkgDir) {
 }
 
 results.cold = {}
-for (const [runtime, target] of Object.entries(importTargets)) {
+for (const [runtime, target] of Object.entries(wanted('cold') ? importTargets : {})) {
   importMs(target.spec) // warm the file cache
   const samples = Array.from({ length: smoke ? 1 : 7 }, () => importMs(target.spec))
   const deps = closure(target.pkg)
@@ -191,7 +195,7 @@ for (const [runtime, target] of Object.entries(importTargets)) {
 
 // --- The tables and the targets. ---
 
-const { tables, targets } = report({ results, sizesOf, runtimes, wire, smoke, scenarios })
+const { tables, targets } = report({ results, sizesOf, runtimes, wire, smoke, scenarios, partial: only !== undefined })
 const notes = wire.notes?.map((n) => `WIRE skipped: ${n}`) ?? []
 const table = [...tables, ...notes].join('\n\n')
 const targetLines = targets.map((t) => `- ${t.ok === null ? '➖' : t.ok ? '✅' : '❌'} ${t.name}: ${t.detail}`).join('\n')
@@ -200,6 +204,8 @@ if (targets.length > 0) console.log(`${targetLines}\n`)
 
 if (smoke) {
   console.log('smoke run: every scenario ran and produced the expected result.')
+} else if (only !== undefined) {
+  console.log(`partial run (--only=${only.join(',')}): no files written.`)
 } else {
   const cpu = cpus()[0]
   const machine = {
