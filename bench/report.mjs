@@ -133,7 +133,7 @@ export function report({ results, sizesOf, runtimes, wire, smoke, scenarios, par
     for (const scenario of ['text', 'tools']) {
       const at = results.wire?.[api]?.[scenario]
       const deltas = Object.values(at ?? {}).find((x) => x?.deltas !== undefined)?.deltas
-      const name = scenario === 'text' ? `WIRE ${apiName} text${deltas ? ` ${k(deltas)}` : ''}` : `WIRE ${apiName} ${wire.toolTurns} tool turns`
+      const name = scenario === 'text' ? `WIRE ${apiName} text${deltas ? ` ${k(deltas)}` : ''}` : `WIRE ${apiName} ${smoke ? '' : `${wire.toolTurns} `}tool turns`
       wrows.push({ name, unit: 'CPU / wall µs/delta', digits: 2, values: Object.fromEntries(clients.map((c) => [c, both(at?.[c]?.cpuUsPerDelta, at?.[c]?.wallUsPerDelta)])) })
     }
   }
