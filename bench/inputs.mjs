@@ -68,6 +68,7 @@ const agents = ['rxagent', 'pi']
  * they take seconds per run (pi's event queue and the AI SDK's streams degrade with N: 20–30 µs a
  * delta at 200k), so they run in the first round only, with one timed run after the warm-up — the
  * suite must stay under ten minutes. `memoryAt`: the sizes whose heap is measured (one more run).
+ * `with`: other scenarios run by rxagent in the same rounds, for ratios from one run.
  */
 export const scenarios = {
   text: { sizes: [10_000, 100_000, 200_000], smoke: [200], runtimes: all, peersSlowFrom: 100_000, memoryAt: [100_000] },
@@ -84,14 +85,11 @@ export const scenarios = {
   // a minute per process, and no target concerns it.
   fanout: { sizes: [1_000], smoke: [5], deltasPerRun: 50, runtimes: ['rxagent', 'pi', 'bare'], memoryAt: [1_000] },
   parallel: { sizes: [10], smoke: [2], toolMs: 50, smokeToolMs: 5, runtimes: ['rxagent', 'pi', 'aisdk', 'bare'], rounds: 2 },
-  // `agentLoop` with a UI reader of the streamed message (from its `messageUpdate` events): what the Agent rows compare to.
-  'reader-text': { sizes: [10_000, 100_000, 200_000], smoke: [200], runtimes: ['rxagent'], memoryAt: [200_000] },
-  'reader-tools': { sizes: [200], smoke: [3], runtimes: ['rxagent'] },
-  'reader-long': { sizes: [5_000], smoke: [20], runtimes: ['rxagent'] },
-  // The Agents, each with a UI reader of the streamed message on every change.
-  'agent-text': { sizes: [10_000, 100_000, 200_000], smoke: [200], runtimes: agents, peersSlowFrom: 100_000, memoryAt: [200_000] },
-  'agent-tools': { sizes: [200], smoke: [3], runtimes: agents },
-  'agent-long': { sizes: [5_000], smoke: [20], runtimes: agents },
+  // The Agents, each with a UI reader of the streamed message on every change, and in the same
+  // rounds (`with`) rxagent's `agentLoop` with the same reader, fed by its `messageUpdate` events.
+  'agent-text': { sizes: [10_000, 100_000, 200_000], smoke: [200], runtimes: agents, with: ['reader-text'], peersSlowFrom: 100_000, memoryAt: [200_000] },
+  'agent-tools': { sizes: [200], smoke: [3], runtimes: agents, with: ['reader-tools'] },
+  'agent-long': { sizes: [5_000], smoke: [20], runtimes: agents, with: ['reader-long'] },
   // A restored conversation of N messages, then one short prompt (20 deltas).
   'agent-restore': { sizes: [1_000, 60_000], smoke: [20, 200], runtimes: agents },
   // Parameters shared by the scenarios of a kind (see worker.mjs).

@@ -72,7 +72,11 @@ const results = {}
 for (const [scenario, spec] of Object.entries(scenarios)) {
   if (spec.sizes === undefined || !wanted(scenario)) continue
   for (const size of sizesOf(scenario)) {
-    const who = spec.runtimes.filter((r) => runtimes.includes(r) && !(peers.includes(r) && size > (spec.peersUpTo ?? Infinity)))
+    // `runtime@scenario`: another scenario run in the same rounds (the Agent rows' agentLoop + reader), so that their ratio comes from one run.
+    const who = [
+      ...spec.runtimes.filter((r) => runtimes.includes(r) && !(peers.includes(r) && size > (spec.peersUpTo ?? Infinity))),
+      ...(spec.with ?? []).map((other) => `rxagent@${other}`),
+    ]
     const rounds = smoke ? 1 : (spec.rounds ?? 3)
     // Slow peers at large sizes (seconds per run): one round, one timed run after the warm-up.
     const slow = smoke || size < (spec.peersSlowFrom ?? Infinity) ? [] : who.filter((r) => peers.includes(r))
@@ -83,14 +87,18 @@ for (const [scenario, spec] of Object.entries(scenarios)) {
     const got = interleave(
       who,
       rounds,
-      (runtime) => {
-        const args = [runtime, scenario, String(size), String(runsOf(runtime)), ...(smoke ? ['smoke'] : []), ...(memory ? [] : ['nomemory'])]
-        const result = spawnJson('worker.mjs', args, `${runtime}/${scenario}/${size}`)
+      (entry) => {
+        const [runtime, which = scenario] = entry.split('@')
+        const args = [runtime, which, String(size), String(runsOf(entry)), ...(smoke ? ['smoke'] : []), ...(memory ? [] : ['nomemory'])]
+        const result = spawnJson('worker.mjs', args, `${runtime}/${which}/${size}`)
         return result.skipped ? undefined : result.summary
       },
       slow,
     )
-    for (const [runtime, summaries] of Object.entries(got)) if (summaries.length > 0) ((results[scenario] ??= {})[size] ??= {})[runtime] = combine(summaries)
+    for (const [entry, summaries] of Object.entries(got)) {
+      const [runtime, which = scenario] = entry.split('@')
+      if (summaries.length > 0) ((results[which] ??= {})[size] ??= {})[runtime] = combine(summaries)
+    }
     process.stderr.write(`${scenario.padEnd(13)} ${String(size).padStart(7)} ${who.length} runtimes × ${rounds} rounds ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s   (${elapsed()})\n`)
   }
 }
