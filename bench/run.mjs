@@ -74,7 +74,7 @@ for (const [scenario, spec] of Object.entries(scenarios)) {
   for (const size of sizesOf(scenario)) {
     // `runtime@scenario`: another scenario run in the same rounds (the Agent rows' agentLoop + reader), so that their ratio comes from one run.
     const who = [
-      ...spec.runtimes.filter((r) => runtimes.includes(r) && !(peers.includes(r) && size > (spec.peersUpTo ?? Infinity))),
+      ...spec.runtimes.filter((r) => runtimes.includes(r)),
       ...(spec.with ?? []).map((other) => `rxagent@${other}`),
     ]
     const rounds = smoke ? 1 : (spec.rounds ?? 3)

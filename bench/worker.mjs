@@ -132,11 +132,12 @@ while (!cold && (warmups === 0 || (performance.now() - warmStart < (smoke ? 0 : 
   await timed()
   warmups++
 }
-// At least `runs` samples (one when cold); a short scenario keeps sampling for a second (at most 50
-// samples), so that the median of a 10 ms run is not one unlucky scheduler slice.
+// At least `runs` samples (one when cold); a short scenario keeps sampling for half a second (at
+// most 50 samples), so that the median of a 10 ms run is not one unlucky scheduler slice (and the
+// rounds of run.mjs give each figure three such processes).
 const samples = []
 const sampleStart = performance.now()
-const enough = () => (cold ? samples.length >= 1 : samples.length >= runs && (smoke || performance.now() - sampleStart >= 1000 || samples.length >= 50))
+const enough = () => (cold ? samples.length >= 1 : samples.length >= runs && (smoke || performance.now() - sampleStart >= 500 || samples.length >= 50))
 while (!enough()) samples.push(await timed())
 // The observer delivers its entries from an Immediate after each GC, which the
 // leftover count of the memory run would see: take what is pending and stop it.
