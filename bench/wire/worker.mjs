@@ -35,7 +35,8 @@ import { fileURLToPath } from 'node:url'
 import { deltaCount, sizes } from './streams.mjs'
 
 const [client, api, scenario, runsArg, smokeArg] = process.argv.slice(2)
-const clients = ['rxagent', 'pi', 'aisdk', 'floor']
+// rxstream: a diagnostic, rxagent's adapter without the loop (TEXT only).
+const clients = ['rxagent', 'pi', 'aisdk', 'floor', 'rxstream']
 if (!clients.includes(client) || !['anthropic', 'openai'].includes(api) || !['text', 'tools'].includes(scenario)) {
   console.error('usage: node --expose-gc bench/wire/worker.mjs <rxagent|pi|aisdk|floor> <anthropic|openai> <text|tools> <runs> [smoke]')
   process.exit(2)
@@ -52,7 +53,7 @@ try {
   ;({ setup } = await import(`./clients/${client}.mjs`))
 } catch (error) {
   // Only the peers' packages may be missing (bench/ has its own package.json); rxagent's dist must be built.
-  if (error?.code !== 'ERR_MODULE_NOT_FOUND' || client === 'rxagent' || client === 'floor') throw error
+  if (error?.code !== 'ERR_MODULE_NOT_FOUND' || client === 'rxagent' || client === 'floor' || client === 'rxstream') throw error
   console.log(JSON.stringify({ ...head, skipped: true, reason: `not installed: ${error.message.split('\n')[0]}` }))
   process.exit(0)
 }
