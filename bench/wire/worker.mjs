@@ -25,7 +25,7 @@
 //   (`process.cpuUsage()`, user + system), both divided by the deltas the scenario streams (text
 //   deltas; for TOOLS text and non-empty argument fragments: 50 × (20 + 30) + 1 = 2,501).
 // - Prints ONE JSON line:
-//   {"client","api","scenario","deltas","runs","summary":{"wallUsPerDelta":{median,min,max},
+//   {"client","api","scenario","deltas","summary":{"wallUsPerDelta":{median,min,max},
 //    "cpuUsPerDelta":{...},"wallMsPerRun":{...}}}
 //   or {"client","api","scenario","skipped":true,"reason"} when the client's packages are not installed.
 // - `smoke`: 200 text deltas, 2 tool turns; finishes in a few seconds.
@@ -107,7 +107,6 @@ console.log(
   JSON.stringify({
     ...head,
     deltas,
-    runs,
     summary: {
       wallUsPerDelta: stats(samples.map((s) => (s.wallMs * 1000) / deltas)),
       cpuUsPerDelta: stats(samples.map((s) => (s.cpuMs * 1000) / deltas)),
