@@ -1,0 +1,71 @@
+/**
+ * Facts about a transcript (its messages checked, its token sums, its
+ * tool-call bookkeeping) kept so that a transcript seen again, or one that
+ * extends a transcript seen before, is walked over its new messages only.
+ *
+ * A conversation grows by appending: each run and each turn sees the
+ * previous transcript plus a few messages. Walking the whole history every
+ * time costs in proportion to it, and walking a frozen array is slow in V8
+ * (its keyed loads leave the fast path: about 8 ns per element, 0.5 ms for
+ * 60,000 messages, before anything is done with them). A memo is found
+ * without walking the transcript, in this order:
+ *
+ * 1. the array itself, when it is frozen (it cannot change);
+ * 2. its lineage (`lineageOf`): transcripts the loop builds by appending
+ *    share a backing array, so one is a prefix of the other and facts about
+ *    the first `length` messages hold for all of them;
+ * 3. the last transcript recorded, when the new one starts with its very
+ *    message objects: an identity comparison, no property read.
+ *
+ * A fact holds for a message object's lifetime: callers record only what
+ * cannot change (a check: frozen messages only; token estimates: the
+ * per-message rule of `cachedEstimate`, transcripts being immutable).
+ *
+ * Internal: not exported from the package.
+ */
+import { lineageOf } from '../turn/growing-transcript.js'
+import type { AgentMessage } from './message.js'
+
+/** Facts about the first `length` messages of a transcript. */
+export interface PrefixFacts {
+  readonly length: number
+}
+
+/** Facts found for a transcript: they cover its first `facts.length` messages (at most all of them). */
+export class TranscriptMemo<F extends PrefixFacts> {
+  private readonly memo = new WeakMap<object, F>()
+  private last: { readonly messages: readonly AgentMessage[]; readonly facts: F } | undefined
+
+  /**
+   * The facts recorded for `messages` or for a prefix of it; `undefined` when
+   * none is known. With a lineage, the facts may cover more than `messages`
+   * (a longer transcript of the same lineage): read them up to `messages.length`.
+   */
+  find(messages: readonly AgentMessage[]): F | undefined {
+    if (Object.isFrozen(messages)) {
+      const exact = this.memo.get(messages)
+      if (exact !== undefined) return exact
+    }
+    const lineage = lineageOf(messages)
+    if (lineage !== undefined) {
+      const facts = this.memo.get(lineage)
+      if (facts !== undefined) return facts
+    }
+    const last = this.last
+    if (last === undefined || last.messages.length > messages.length) return undefined
+    const seen = last.messages
+    for (let i = seen.length - 1; i >= 0; i--) if (seen[i] !== messages[i]) return undefined
+    return last.facts
+  }
+
+  /** Records `facts` about `messages` (whose first `facts.length` they cover). */
+  record(messages: readonly AgentMessage[], facts: F): void {
+    const frozen = Object.isFrozen(messages)
+    if (frozen && facts.length === messages.length) this.memo.set(messages, facts)
+    const lineage = lineageOf(messages)
+    if (lineage !== undefined && (this.memo.get(lineage)?.length ?? -1) < facts.length) this.memo.set(lineage, facts)
+    // The caller's array may change later: the comparison is against a copy of what was checked.
+    const checked = facts.length === messages.length && frozen ? messages : messages.slice(0, facts.length)
+    this.last = { messages: checked, facts }
+  }
+}
