@@ -21,8 +21,7 @@ const itemArb: fc.Arbitrary<Item> = fc.oneof(
 )
 const make = (item: Item, freeze: boolean): AgentMessage => {
   let m: AgentMessage
-  if (item.kind === 'user') m = userMessage('u')
-  else if (item.kind === 'text') m = assistantMessage('a')
+  if (!('id' in item)) m = item.kind === 'user' ? userMessage('u') : assistantMessage('a')
   else if (item.kind === 'call') m = assistantMessage([{ type: 'toolCall', id: `c${item.id}`, name: 'f', arguments: {} }], { stopReason: 'toolUse' })
   else m = { role: 'toolResult', toolCallId: `c${item.id}`, toolName: 'f', content: [text('r')], isError: false, timestamp: 0 }
   return freeze ? Object.freeze(m) : m
