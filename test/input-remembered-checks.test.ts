@@ -9,10 +9,10 @@ import { describe, expect, it } from 'vitest'
 import { agentLoop } from '../src/loop/agent-loop.js'
 import { appendMessages } from '../src/turn/growing-transcript.js'
 import { InvalidInputError } from '../src/types/input.js'
-import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
+import { assistantMessage, userMessage, type AgentMessage, type AssistantMessage, type UserMessage } from '../src/types/message.js'
 import { reply, scriptedModel } from '../marbles/index.js'
 
-const frozen = (m: AgentMessage): AgentMessage => Object.freeze({ ...m, content: Object.freeze([...m.content]) } as AgentMessage)
+const frozen = (m: UserMessage | AssistantMessage): AgentMessage => Object.freeze({ ...m, content: Object.freeze([...m.content]) } as AgentMessage)
 const history = (n: number): AgentMessage[] => Array.from({ length: n }, (_, i) => frozen(i % 2 === 0 ? userMessage(`u${i}`) : assistantMessage(`a${i}`)))
 const badMessage = { role: 'user', content: [{ type: 'text', text: 7 }], timestamp: 0 } as unknown as AgentMessage
 
@@ -52,15 +52,19 @@ describe('entry checks remembered per list', () => {
 
   it('a message that is not frozen is checked again at every entry: a change since is caught', () => {
     const loose = userMessage('loose')
+    /** Changes the text of `loose` in place, as a caller holding it may. */
+    const setText = (value: unknown): void => {
+      ;(loose.content[0] as unknown as { text: unknown }).text = value
+    }
     const list = [...history(4), loose]
     expect(check(list)).toBeUndefined()
-    ;(loose.content as { text: unknown }[])[0]!.text = 7
+    setText(7)
     expect(check(list)).toBe(at('messages[4].content[0].text'))
     // The same in a frozen array, and in a longer transcript of the same messages.
-    ;(loose.content as { text: unknown }[])[0]!.text = 'again'
+    setText('again')
     const sealed = Object.freeze([...list])
     expect(check(sealed)).toBeUndefined()
-    ;(loose.content as { text: unknown }[])[0]!.text = 7
+    setText(7)
     expect(check(sealed)).toBe(at('messages[4].content[0].text'))
     expect(check([...sealed, frozen(userMessage('more'))])).toBe(at('messages[4].content[0].text'))
   })
