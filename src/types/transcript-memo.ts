@@ -14,8 +14,11 @@
  * 2. its lineage (`lineageOf`): transcripts the loop builds by appending
  *    share a backing array, so one is a prefix of the other and facts about
  *    the first `length` messages hold for all of them;
- * 3. the last transcript recorded, when the new one starts with its very
- *    message objects: an identity comparison, no property read.
+ * 3. the last transcript recorded that starts with the same first message
+ *    object, when the new one starts with all of its message objects: an
+ *    identity comparison, no property read. Keyed by the first message, so
+ *    that other lists checked in between (a prompt, another conversation)
+ *    do not displace it.
  *
  * A fact holds for a message object's lifetime: callers record only what
  * cannot change (a check: frozen messages only; token estimates: the
@@ -34,7 +37,8 @@ export interface PrefixFacts {
 /** Facts found for a transcript: they cover its first `facts.length` messages (at most all of them). */
 export class TranscriptMemo<F extends PrefixFacts> {
   private readonly memo = new WeakMap<object, F>()
-  private last: { readonly messages: readonly AgentMessage[]; readonly facts: F } | undefined
+  /** The last transcript recorded, by its first message. */
+  private readonly byFirst = new WeakMap<object, { readonly messages: readonly AgentMessage[]; readonly facts: F }>()
 
   /**
    * The facts recorded for `messages` or for a prefix of it; `undefined` when
@@ -51,7 +55,8 @@ export class TranscriptMemo<F extends PrefixFacts> {
       const facts = this.memo.get(lineage)
       if (facts !== undefined) return facts
     }
-    const last = this.last
+    const first: unknown = messages[0]
+    const last = typeof first === 'object' && first !== null ? this.byFirst.get(first) : undefined
     if (last === undefined || last.messages.length > messages.length) return undefined
     const seen = last.messages
     for (let i = seen.length - 1; i >= 0; i--) if (seen[i] !== messages[i]) return undefined
@@ -64,8 +69,10 @@ export class TranscriptMemo<F extends PrefixFacts> {
     if (frozen && facts.length === messages.length) this.memo.set(messages, facts)
     const lineage = lineageOf(messages)
     if (lineage !== undefined && (this.memo.get(lineage)?.length ?? -1) < facts.length) this.memo.set(lineage, facts)
+    const first: unknown = messages[0]
+    if (typeof first !== 'object' || first === null || facts.length === 0) return
     // The caller's array may change later: the comparison is against a copy of what was checked.
     const checked = facts.length === messages.length && frozen ? messages : messages.slice(0, facts.length)
-    this.last = { messages: checked, facts }
+    this.byFirst.set(first, { messages: checked, facts })
   }
 }
