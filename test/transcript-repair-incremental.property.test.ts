@@ -10,6 +10,8 @@ import { appendMessages } from '../src/turn/growing-transcript.js'
 import { text } from '../src/types/content.js'
 import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
 import { repairTranscript, validTranscript, InvalidTranscriptError } from '../src/types/settle.js'
+import { decodeMessages } from '../src/types/input.js'
+import { slidingWindow } from '../src/context/sliding-window.js'
 
 /** A copy of new, unfrozen objects: nothing about it can have been remembered. */
 const unremembered = (messages: readonly AgentMessage[]): AgentMessage[] => structuredClone([...messages])
@@ -112,6 +114,23 @@ describe('repairTranscript: remembered checks', () => {
     expect(repairTranscript(again).repairs).toEqual([])
     expect(repairTranscript([...again, call('y'), result('y')]).repairs).toEqual([])
     expect(repairTranscript(appendMessages(again, [call('y')])).repairs).toEqual([{ kind: 'missingResult', toolCallId: 'y', index: 1 }])
+  })
+
+  it('a transcript proven to extend an older one joins no lineage that went on past it', () => {
+    const call = (id: string): AgentMessage => Object.freeze(assistantMessage([{ type: 'toolCall', id, name: 'f', arguments: {} }], { stopReason: 'toolUse' }))
+    const result = (id: string): AgentMessage => Object.freeze({ role: 'toolResult' as const, toolCallId: id, toolName: 'f', content: [text('r')], isError: false, timestamp: 0 })
+    const start = Object.freeze([Object.freeze(userMessage('u')), Object.freeze(assistantMessage('a'))])
+    const answered = Object.freeze([...start, call('a'), result('a')])
+    // The entry check proves `answered` extends `start`; the window has only seen `start`.
+    decodeMessages(start, 'test', 'messages', 'messages', 0)
+    decodeMessages(answered, 'test', 'messages', 'messages', 0)
+    const window = slidingWindow({ maxTokens: 1, keepFirst: 0 })
+    window.compact(start)
+    expect(repairTranscript(answered).repairs).toEqual([])
+    // Another extension of `start`, longer than `answered`, with a call left unanswered: the window proves it extends `start`.
+    const other = Object.freeze([...start, call('b'), Object.freeze(userMessage('v')), Object.freeze(assistantMessage('w'))])
+    window.compact(other)
+    expect(repairTranscript(other).repairs).toEqual([{ kind: 'missingResult', toolCallId: 'b', index: 2 }])
   })
 
   it('an extension of a valid transcript that breaks it is repaired, and the valid prefix still passes', () => {

@@ -11,9 +11,10 @@
  * without walking the transcript, in this order:
  *
  * 1. the array itself, when it is frozen (it cannot change);
- * 2. its lineage (`lineageOf`): transcripts the loop builds by appending
- *    share a backing array, so one is a prefix of the other and facts about
- *    the first `length` messages hold for all of them;
+ * 2. its lineage: transcripts the loop builds by appending share a backing
+ *    array (`lineageOf`), so one is a prefix of the other and facts about
+ *    the first `length` messages hold for all of them; frozen transcripts
+ *    step 3 proved to extend one another form lineages too;
  * 3. the last transcript recorded that starts with the same first message
  *    object, when the new one starts with all of its message objects: an
  *    identity comparison, no property read. Keyed by the first message, so
@@ -28,6 +29,32 @@
  */
 import { lineageOf } from '../turn/growing-transcript.js'
 import type { AgentMessage } from './message.js'
+
+/**
+ * Frozen transcripts proven, by the identity comparison of step 3, to start
+ * with all of the one before: a lineage of their own, so that the other
+ * memos place them without comparing again. `tip` is the longest one's length.
+ */
+interface ProvenLineage {
+  tip: number
+}
+const proven = new WeakMap<readonly AgentMessage[], ProvenLineage>()
+
+/** The lineage of `messages`: the loop's, else one proven here. */
+const lineage = (messages: readonly AgentMessage[]): object | undefined => lineageOf(messages) ?? proven.get(messages)
+
+/** `messages` was found to start with all of `seen`: when both are frozen and `seen` is the longest of its lineage, `messages` joins it. */
+function join(seen: readonly AgentMessage[], messages: readonly AgentMessage[]): void {
+  if (!Object.isFrozen(seen) || !Object.isFrozen(messages) || lineageOf(seen) !== undefined || lineage(messages) !== undefined) return
+  let chain = proven.get(seen)
+  if (chain === undefined) {
+    chain = { tip: seen.length }
+    proven.set(seen, chain)
+  }
+  if (chain.tip !== seen.length) return
+  chain.tip = messages.length
+  proven.set(messages, chain)
+}
 
 /** Facts about the first `length` messages of a transcript. */
 export interface PrefixFacts {
@@ -50,9 +77,9 @@ export class TranscriptMemo<F extends PrefixFacts> {
       const exact = this.memo.get(messages)
       if (exact !== undefined) return exact
     }
-    const lineage = lineageOf(messages)
-    if (lineage !== undefined) {
-      const facts = this.memo.get(lineage)
+    const line = lineage(messages)
+    if (line !== undefined) {
+      const facts = this.memo.get(line)
       if (facts !== undefined) return facts
     }
     const first: unknown = messages[0]
@@ -60,6 +87,7 @@ export class TranscriptMemo<F extends PrefixFacts> {
     if (last === undefined || last.messages.length > messages.length) return undefined
     const seen = last.messages
     for (let i = seen.length - 1; i >= 0; i--) if (seen[i] !== messages[i]) return undefined
+    join(seen, messages)
     return last.facts
   }
 
@@ -67,8 +95,8 @@ export class TranscriptMemo<F extends PrefixFacts> {
   record(messages: readonly AgentMessage[], facts: F): void {
     const frozen = Object.isFrozen(messages)
     if (frozen && facts.length === messages.length) this.memo.set(messages, facts)
-    const lineage = lineageOf(messages)
-    if (lineage !== undefined && (this.memo.get(lineage)?.length ?? -1) < facts.length) this.memo.set(lineage, facts)
+    const line = lineage(messages)
+    if (line !== undefined && (this.memo.get(line)?.length ?? -1) < facts.length) this.memo.set(line, facts)
     const first: unknown = messages[0]
     if (typeof first !== 'object' || first === null || facts.length === 0) return
     // The caller's array may change later: the comparison is against a copy of what was checked.
