@@ -169,8 +169,9 @@ function decodeList(list: readonly unknown[], now: number, strings: boolean, con
   for (let i = start; i < list.length; i++) {
     const u = list[i]
     let m = u
-    if (typeof u === 'object' && u !== null && (checked.has(u) || canonical(u))) {
-      // Canonical already: no context built, nothing copied.
+    if (typeof u === 'object' && u !== null && ((Object.isFrozen(u) && checked.has(u)) || canonical(u))) {
+      // Canonical already: no context built, nothing copied. (Only frozen messages are in `checked`:
+      // asking `isFrozen` first spares a set lookup for each of a caller's unfrozen messages.)
     } else {
       const c = indexed ? t.appendContext(context, String(i), AgentMessageInput, u) : context
       if (typeof u === 'string' && !strings) {
