@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { agentLoop } from '../src/loop/agent-loop.js'
 import { appendMessages } from '../src/turn/growing-transcript.js'
 import { InvalidInputError } from '../src/types/input.js'
+import { noteAppended } from '../src/types/transcript-memo.js'
 import { assistantMessage, userMessage, type AgentMessage, type AssistantMessage, type UserMessage } from '../src/types/message.js'
 import { reply, scriptedModel } from '../marbles/index.js'
 
@@ -74,5 +75,31 @@ describe('entry checks remembered per list', () => {
     const long = appendMessages(short, history(4))
     expect(check(long)).toBeUndefined()
     expect(check(short)).toBeUndefined()
+  })
+})
+
+describe('noteAppended: a transcript built by appending outside the loop', () => {
+  it('is placed without a comparison, and its new messages are still checked', () => {
+    const base = Object.freeze(history(4))
+    expect(check(base)).toBeUndefined()
+    const grown = Object.freeze([...base, frozen(userMessage('fine'))])
+    noteAppended(base, grown)
+    expect(check(grown)).toBeUndefined()
+    const broken = Object.freeze([...grown, badMessage])
+    noteAppended(grown, broken)
+    expect(check(broken)).toBe(at('messages[5].content[0].text'))
+  })
+})
+
+describe('noteAppended: the caller vouches for the prefix', () => {
+  it('a transcript vouched for is placed by its lineage, not compared: what it says of the prefix is taken as is', () => {
+    const base = Object.freeze(history(3))
+    expect(check(base)).toBeUndefined()
+    // A false claim, to show it is not checked: the bad first message sits where `base` had a good one.
+    const claimed = Object.freeze([badMessage, base[1]!, base[2]!, frozen(userMessage('new'))])
+    noteAppended(base, claimed)
+    expect(check(claimed)).toBeUndefined()
+    // Not vouched for, a list with the same bad message is checked.
+    expect(check(Object.freeze([badMessage, base[1]!, base[2]!]))).toBe(at('messages[0].content[0].text'))
   })
 })

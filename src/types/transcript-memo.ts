@@ -40,8 +40,14 @@ interface ProvenLineage {
 }
 const proven = new WeakMap<readonly AgentMessage[], ProvenLineage>()
 
-/** The lineage of `messages`: the loop's, else one proven here. */
-const lineage = (messages: readonly AgentMessage[]): object | undefined => lineageOf(messages) ?? proven.get(messages)
+/** The lineage of `messages`: the loop's, else one proven here; with `start`, a frozen transcript without one starts its own. */
+function lineage(messages: readonly AgentMessage[], start = false): object | undefined {
+  const line = lineageOf(messages) ?? proven.get(messages)
+  if (line !== undefined || !start || !Object.isFrozen(messages)) return line
+  const chain: ProvenLineage = { tip: messages.length }
+  proven.set(messages, chain)
+  return chain
+}
 
 /** `messages` was found to start with all of `seen`: when both are frozen and `seen` is the longest of its lineage, `messages` joins it. */
 function join(seen: readonly AgentMessage[], messages: readonly AgentMessage[]): void {
@@ -54,6 +60,17 @@ function join(seen: readonly AgentMessage[], messages: readonly AgentMessage[]):
   if (chain.tip !== seen.length) return
   chain.tip = messages.length
   proven.set(messages, chain)
+}
+
+/**
+ * Tells the memos that `next` starts with every message of `prev`, as a
+ * transcript built by appending to `prev` does: they then place `next`
+ * without comparing it message by message (a lineage, step 2). For code that
+ * builds transcripts outside the loop, such as an Agent's state. Does
+ * nothing unless both are frozen; the caller vouches for the prefix.
+ */
+export function noteAppended(prev: readonly AgentMessage[], next: readonly AgentMessage[]): void {
+  if (next.length >= prev.length) join(prev, next)
 }
 
 /** Facts about the first `length` messages of a transcript. */
@@ -95,7 +112,8 @@ export class TranscriptMemo<F extends PrefixFacts> {
   record(messages: readonly AgentMessage[], facts: F): void {
     const frozen = Object.isFrozen(messages)
     if (frozen && facts.length === messages.length) this.memo.set(messages, facts)
-    const line = lineage(messages)
+    // A frozen transcript gets a lineage of its own, which those that extend it can join.
+    const line = lineage(messages, facts.length === messages.length)
     if (line !== undefined && (this.memo.get(line)?.length ?? -1) < facts.length) this.memo.set(line, facts)
     const first: unknown = messages[0]
     if (typeof first !== 'object' || first === null || facts.length === 0) return
