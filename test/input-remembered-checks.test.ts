@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest'
 import { agentLoop } from '../src/loop/agent-loop.js'
 import { appendMessages } from '../src/turn/growing-transcript.js'
-import { InvalidInputError } from '../src/types/input.js'
+import { InvalidInputError, decodeMessages } from '../src/types/input.js'
 import { noteAppended } from '../src/types/transcript-memo.js'
 import { assistantMessage, userMessage, type AgentMessage, type AssistantMessage, type UserMessage } from '../src/types/message.js'
 import { reply, scriptedModel } from '../marbles/index.js'
@@ -101,5 +101,17 @@ describe('noteAppended: the caller vouches for the prefix', () => {
     expect(check(claimed)).toBeUndefined()
     // Not vouched for, a list with the same bad message is checked.
     expect(check(Object.freeze([badMessage, base[1]!, base[2]!]))).toBe(at('messages[0].content[0].text'))
+  })
+})
+
+describe('normalized messages', () => {
+  it('are copied as a spread copies: own data properties in order, the prototype untouched', () => {
+    const raw = JSON.parse('{"role":"user","content":"hi","note":{"kept":true},"__proto__":{"polluted":true}}') as unknown
+    const [m] = decodeMessages([raw], 'test', 'messages', 'messages', 42)
+    expect(Object.getPrototypeOf(m)).toBe(Object.prototype)
+    expect(Object.keys(m!).slice(0, 3)).toEqual(['role', 'content', 'note'])
+    expect(Object.keys(m!).at(-1)).toBe('timestamp')
+    expect(m).toMatchObject({ role: 'user', content: [{ type: 'text', text: 'hi' }], note: { kept: true }, timestamp: 42 })
+    expect(Object.isFrozen(m)).toBe(true)
   })
 })
