@@ -7,19 +7,23 @@
  * previous transcript plus a few messages. Walking the whole history every
  * time costs in proportion to it, and walking a frozen array is slow in V8
  * (its keyed loads leave the fast path: about 8 ns per element, 0.5 ms for
- * 60,000 messages, before anything is done with them). A memo is found
- * without walking the transcript, in this order:
+ * 60,000 messages, before anything is done with them). A memo is found, in
+ * this order:
  *
- * 1. the array itself, when it is frozen (it cannot change);
- * 2. its lineage: transcripts the loop builds by appending share a backing
- *    array (`lineageOf`), so one is a prefix of the other and facts about
- *    the first `length` messages hold for all of them; frozen transcripts
- *    step 3 proved to extend one another form lineages too;
- * 3. the last transcript recorded that starts with the same first message
- *    object, when the new one starts with all of its message objects: an
- *    identity comparison, no property read. Keyed by the first message, so
- *    that other lists checked in between (a prompt, another conversation)
- *    do not displace it.
+ * 1. by the array itself, when it is frozen (it cannot change);
+ * 2. by its lineage: transcripts the loop builds by appending share a
+ *    backing array (`lineageOf`), so one is a prefix of the other and facts
+ *    about the first `length` messages hold for all of them. A frozen
+ *    transcript recorded here starts a lineage of its own, which a frozen
+ *    transcript joins when step 3 proves it extends the longest one, or when
+ *    the code that built it by appending says so ({@link noteAppended});
+ * 3. by the last transcript recorded that starts with the same first
+ *    message object, when the new one starts with all of its message
+ *    objects: the one walk left, an identity comparison without property
+ *    reads. Keyed by the first message, so that other lists checked in
+ *    between (a prompt, another conversation) do not displace it.
+ *
+ * Steps 1 and 2 read nothing of the transcript.
  *
  * A fact holds for a message object's lifetime: callers record only what
  * cannot change (a check: frozen messages only; token estimates: the
