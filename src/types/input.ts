@@ -11,9 +11,9 @@
  * - `content: 'text'` on a user or tool-result message (one text block);
  * - no `timestamp` on a user or tool-result message (the entry's clock fills it in).
  *
- * Frozen messages that passed once are remembered (weakly) and not checked
- * again, and so are lists of them: the transcript an Agent passes to every
- * run is checked once, and a longer one over its new messages only.
+ * Lists of frozen messages that passed are remembered (weakly): the
+ * transcript an Agent passes to every run is checked once, and a longer one
+ * over its new messages only.
  */
 import * as t from 'io-ts'
 import { NonNegativeInteger, describeValue, reportErrors, struct, taggedUnion, type DecodeIssue } from './codec.js'
@@ -100,17 +100,16 @@ export type AgentMessageInput = AgentMessage | UserMessageInput | ToolResultMess
 export type PromptInput = string | AgentMessageInput | readonly (string | AgentMessageInput)[]
 
 /**
- * Frozen messages that passed a check: they cannot have changed since, so a
- * transcript the loop built (its messages are frozen) is checked once per
- * message, then only looked up.
- */
-const checked = new WeakSet<object>()
-
-/**
  * Lists whose first `length` messages passed and are frozen (see
  * transcript-memo.ts): the transcript an Agent or an app passes to every run,
- * grown by a few messages, is checked over those few, not looked up message
- * by message (60,000 lookups in the set above take about 1.5 ms).
+ * grown by a few messages, is checked over those few.
+ *
+ * Lists, not messages: a weak set of every message checked cost 1.5 ms of
+ * lookups for 60,000 messages at every run, and after a full garbage
+ * collection its first addition rehashed the whole set (17 to 50 ms with
+ * 60,000 messages alive, measured on the first prompt of a restored Agent),
+ * besides the work a large weak table adds to every collection. A message
+ * no list covers gets the generated check, 20 to 75 ns.
  */
 const checkedLists = new TranscriptMemo<PrefixFacts>()
 
@@ -140,21 +139,15 @@ function frozen(message: AgentMessage): AgentMessage {
   return Object.freeze(withFields(message, { content: Object.freeze([...message.content]) }))
 }
 
-/** `AgentMessage.is`, generated: the check every message of a transcript gets at every entry (see fast-is.ts). */
-const isAgentMessage = compileIs(AgentMessage)
-
 /**
- * Whether `u` is a message in canonical form, remembered when it is frozen.
- * The generated `is` builds no contexts and no Either: 5,000 fresh messages
- * take about 0.3 ms, against 1.7 ms with io-ts's `is`, 12 ms to `validate`
- * and 24 ms with a context per message, on this machine. `validate` runs only
- * for what needs normalizing or is wrong, and then explains it.
+ * `AgentMessage.is`, generated (see fast-is.ts): whether a message no
+ * remembered list covers is in canonical form. It builds no contexts and no
+ * Either: 5,000 fresh messages take about 0.3 ms, against 1.7 ms with io-ts's
+ * `is`, 12 ms to `validate` and 24 ms with a context per message, on this
+ * machine. `validate` runs only for what needs normalizing or is wrong, and
+ * then explains it.
  */
-function canonical(u: object): boolean {
-  if (!isAgentMessage(u)) return false
-  if (Object.isFrozen(u)) checked.add(u)
-  return true
-}
+const isAgentMessage = compileIs(AgentMessage)
 
 /** One message, decoded and normalized (a new, frozen object when it changed). */
 function normalize(u: unknown, now: number, context: t.Context): t.Validation<AgentMessage> {
@@ -162,13 +155,8 @@ function normalize(u: unknown, now: number, context: t.Context): t.Validation<Ag
   if (decoded._tag === 'Left') return decoded
   const m = decoded.right as AgentMessage | (AgentMessageInput & { timestamp?: number })
   const untimed = (m.role === 'user' || m.role === 'toolResult') && m.timestamp === undefined
-  if (m === u && !untimed) {
-    if (Object.isFrozen(m)) checked.add(m)
-    return t.success(m as AgentMessage)
-  }
-  const out = frozen((untimed ? withFields(m, { timestamp: now }) : m) as AgentMessage)
-  checked.add(out)
-  return t.success(out)
+  if (m === u && !untimed) return t.success(m as AgentMessage)
+  return t.success(frozen((untimed ? withFields(m, { timestamp: now }) : m) as AgentMessage))
 }
 
 /**
@@ -189,9 +177,8 @@ function decodeList(list: readonly unknown[], now: number, strings: boolean, con
   for (let i = start; i < list.length; i++) {
     const u = list[i]
     let m = u
-    if (typeof u === 'object' && u !== null && ((Object.isFrozen(u) && checked.has(u)) || canonical(u))) {
-      // Canonical already: no context built, nothing copied. (Only frozen messages are in `checked`:
-      // asking `isFrozen` first spares a set lookup for each of a caller's unfrozen messages.)
+    if (typeof u === 'object' && u !== null && isAgentMessage(u)) {
+      // Canonical already: no context built, nothing copied.
     } else {
       const c = indexed ? t.appendContext(context, String(i), AgentMessageInput, u) : context
       if (typeof u === 'string' && !strings) {
