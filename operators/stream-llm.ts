@@ -1,4 +1,4 @@
-import { defer, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs'
+import { defer, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber } from 'rxjs'
 import { callModel, type ModelRoute, type OverflowRecovery } from './call-model.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import { retryStream, type RetryOptions } from './retry-stream.js'
@@ -12,6 +12,7 @@ import { accumulateMessage } from './accumulate-message.js'
 import { defaultConvertToLlm } from './transform-context.js'
 import { onTurnState } from './on-turn-state.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
+import { resident, unused } from '../src/rx/resident.js'
 
 export interface StreamLlmOptions {
   readonly streamFn: StreamFn
@@ -92,23 +93,36 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
               })
         chunks$
           .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }))
-          .subscribe(
-            linked<AssistantStreamEvent>(subscriber, {
-              next: (event) => {
-                subscriber.next(event)
-                if (event.type !== 'messageEnd') return
-                const message = event.message
-                const after = withAssistant(state, message)
-                subscriber.next(
-                  message.stopReason === 'error' || message.stopReason === 'aborted'
-                    ? nextState(after, { stop: { reason: message.stopReason, ...(message.errorMessage === undefined ? {} : { message: message.errorMessage }) } })
-                    : after,
-                )
-              },
-            }),
-          )
+          .subscribe(linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state)))
       })
     },
     { stage: 'streamLlm' },
   )
 }
+
+/**
+ * The answer's events, passed on; `messageEnd` adds the turn's next state. A
+ * class, so that its per-token `next` keeps its optimized code (see `linked`).
+ */
+class AnswerEvents {
+  constructor(
+    private readonly subscriber: Subscriber<TurnItem>,
+    private readonly state: TurnState,
+  ) {}
+
+  next(event: AssistantStreamEvent): void {
+    const subscriber = this.subscriber
+    subscriber.next(event)
+    if (event.type !== 'messageEnd') return
+    const message = event.message
+    const after = withAssistant(this.state, message)
+    subscriber.next(
+      message.stopReason === 'error' || message.stopReason === 'aborted'
+        ? nextState(after, { stop: { reason: message.stopReason, ...(message.errorMessage === undefined ? {} : { message: message.errorMessage }) } })
+        : after,
+    )
+  }
+}
+
+// Its hidden class outlives a run (see `resident`).
+resident(new AnswerEvents(unused, unused))

@@ -22,6 +22,7 @@ import type { ProviderErrorKind } from '../types/provider-error.js'
 import { costOf, emptyCost, emptyUsage, sumRecords, type Cost } from '../types/usage.js'
 import { addToRecord } from '../types/codec.js'
 import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
+import { resident, unused } from '../rx/resident.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
 const stopReasonOf: Record<ChunkStopReason, StopReason> = {
@@ -567,3 +568,7 @@ function describeType(chunk: unknown): string {
   return typeof type === 'string' ? type : String(type)
 }
 
+// Hidden classes that outlive a run (see `resident`): a fold (its head, its segment) and what a text delta adds.
+resident(new MessageFold({ provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, 0))
+resident(new MessageUpdate(unused, 0, unused, 0))
+resident(new GrowingText(''))
