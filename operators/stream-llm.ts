@@ -5,6 +5,7 @@ import { retryStream, type RetryOptions } from './retry-stream.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../src/types/request.js'
 import { toolSchemaOf, type AgentTool, type ToolSchema } from '../src/types/tool.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
+import type { AssistantMessage } from '../src/types/message.js'
 import { linked } from '../src/rx/linked-observer.js'
 import { callStreamFn } from '../src/rx/user-callback.js'
 import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
@@ -111,12 +112,18 @@ class AnswerEvents {
   ) {}
 
   next(event: AssistantStreamEvent): void {
-    const subscriber = this.subscriber
-    subscriber.next(event)
-    if (event.type !== 'messageEnd') return
-    const message = event.message
+    this.subscriber.next(event)
+    if (event.type === 'messageEnd') this.ended(event.message)
+  }
+
+  /**
+   * Out of `next`: the final message's hidden class is new to a run whose
+   * previous messages a full GC collected, and a read of it inside the
+   * per-token method would deoptimize that method at every run's end.
+   */
+  private ended(message: AssistantMessage): void {
     const after = withAssistant(this.state, message)
-    subscriber.next(
+    this.subscriber.next(
       message.stopReason === 'error' || message.stopReason === 'aborted'
         ? nextState(after, { stop: { reason: message.stopReason, ...(message.errorMessage === undefined ? {} : { message: message.errorMessage }) } })
         : after,

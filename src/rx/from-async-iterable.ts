@@ -1,4 +1,5 @@
 import { Observable, type Subscriber } from 'rxjs'
+import { resident, unused } from './resident.js'
 
 /**
  * An Observable of an async iterable's values: what a custom `streamFn`
@@ -79,3 +80,6 @@ class Pull<T> {
     if (returned !== undefined) returned.then(undefined, () => undefined)
   }
 }
+
+// Its hidden class outlives a stream (see `resident`).
+resident(new Pull(unused, unused))

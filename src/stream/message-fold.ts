@@ -22,7 +22,7 @@ import type { ProviderErrorKind } from '../types/provider-error.js'
 import { costOf, emptyCost, emptyUsage, sumRecords, type Cost } from '../types/usage.js'
 import { addToRecord } from '../types/codec.js'
 import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
-import { resident, unused } from '../rx/resident.js'
+import { resident } from '../rx/resident.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
 const stopReasonOf: Record<ChunkStopReason, StopReason> = {
@@ -568,7 +568,17 @@ function describeType(chunk: unknown): string {
   return typeof type === 'string' ? type : String(type)
 }
 
-// Hidden classes that outlive a run (see `resident`): a fold (its head, its segment) and what a text delta adds.
-resident(new MessageFold({ provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, 0))
-resident(new MessageUpdate(unused, 0, unused, 0))
-resident(new GrowingText(''))
+/**
+ * A two-delta answer folded to its end: the fold, its head and segment, its
+ * update events and growing text, a frozen snapshot and the final message.
+ * Kept, so that their hidden classes outlive a run (see `resident`): the
+ * per-token code and the code that reads the final message embed them.
+ */
+function residentAnswer(): readonly unknown[] {
+  const fold = new MessageFold({ provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, 0)
+  const updates = [fold.push({ type: 'messageStart', id: 'resident', model: '' }), fold.push({ type: 'textDelta', text: 'a' }), fold.push({ type: 'textDelta', text: 'b' })]
+  const snapshot = fold.current()
+  fold.push({ type: 'stop', reason: 'endTurn' })
+  return [fold, updates, snapshot, fold.finish()]
+}
+resident(residentAnswer())
