@@ -1,6 +1,7 @@
 import { isObservable, Observable, type Subscriber } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
 import { currentLedger, TurnProtocolError, type TurnLedger } from '../src/turn/turn-protocol.js'
+import { eventsTo, type EventRelay, type EventSink } from '../src/turn/event-relay.js'
 import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import { resident, unused } from '../src/rx/resident.js'
 
@@ -53,14 +54,15 @@ export function onTurnState(
     })
 }
 
-/** One subscription of a stage: the handler of its source, and what its answers share. */
-class StageRun {
+/** One subscription of a stage: the handler of its source, and what its answers share. A relay of events (see `event-relay.ts`). */
+class StageRun implements EventRelay {
   /**
    * Inners still running. More than one only for a moment: a turn's last state can start
    * the next turn before the inner that emitted it has completed.
    */
   active = 0
   private sourceDone = false
+  readonly eventsTo: EventSink
 
   constructor(
     readonly subscriber: Subscriber<TurnItem>,
@@ -68,11 +70,14 @@ class StageRun {
     readonly stage: string,
     private readonly whenStopped: boolean,
     readonly ledger: TurnLedger | undefined,
-  ) {}
+  ) {
+    this.eventsTo = eventsTo(subscriber)
+  }
 
-  /** Every streamed token passes here: one check, then a plain forward. */
+  /** Every streamed token passes here: one check, then a plain forward, past the relays downstream. */
   next(item: TurnItem): void {
-    if (isTurnState(item) && (this.whenStopped || item.stop === undefined)) this.onState(item)
+    if (!isTurnState(item)) this.eventsTo.next(item)
+    else if (this.whenStopped || item.stop === undefined) this.onState(item)
     else this.subscriber.next(item)
   }
 
@@ -130,11 +135,14 @@ class StageRun {
   }
 }
 
-/** The handler of one Observable answer. */
-class Answer {
+/** The handler of one Observable answer. A relay of events (see `event-relay.ts`). */
+class Answer implements EventRelay {
   private answered = false
+  readonly eventsTo: EventSink
 
-  constructor(private readonly run: StageRun) {}
+  constructor(private readonly run: StageRun) {
+    this.eventsTo = run.eventsTo
+  }
 
   /**
    * Every streamed token passes here: kept as small as a plain forward (V8 inlines it,
@@ -142,7 +150,7 @@ class Answer {
    */
   next(v: TurnItem): void {
     if (isTurnState(v)) this.onState(v)
-    else this.run.subscriber.next(v)
+    else this.eventsTo.next(v)
   }
 
   complete(): void {

@@ -13,6 +13,7 @@ import { accumulateMessage } from './accumulate-message.js'
 import { defaultConvertToLlm } from './transform-context.js'
 import { onTurnState } from './on-turn-state.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
+import { eventsTo, type EventSink } from '../src/turn/event-relay.js'
 import { resident, unused } from '../src/rx/resident.js'
 
 export interface StreamLlmOptions {
@@ -106,13 +107,18 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
  * class, so that its per-token `next` keeps its optimized code (see `linked`).
  */
 class AnswerEvents {
+  /** Where the events go, past the relays downstream (see `event-relay.ts`). */
+  private readonly events: EventSink
+
   constructor(
     private readonly subscriber: Subscriber<TurnItem>,
     private readonly state: TurnState,
-  ) {}
+  ) {
+    this.events = eventsTo(subscriber)
+  }
 
   next(event: AssistantStreamEvent): void {
-    this.subscriber.next(event)
+    this.events.next(event)
     if (event.type === 'messageEnd') this.ended(event.message)
   }
 

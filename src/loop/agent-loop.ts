@@ -32,6 +32,7 @@ import { MessageQueue, type MessageSource, type QueueMode } from './message-queu
 import { runTurns, type AfterTurn } from './run-turns.js'
 import { linked } from '../rx/linked-observer.js'
 import { validTranscript } from '../types/settle.js'
+import { eventsTo, type EventRelay, type EventSink } from '../turn/event-relay.js'
 import { resident, unused } from '../rx/resident.js'
 
 /** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
@@ -191,16 +192,24 @@ function aborted(signal: AbortSignal): Observable<void> {
   })
 }
 
-/** The run's events out; its last state ends it. A class, so that its per-token `next` keeps its optimized code (see `linked`). */
-class RunOutput {
+/**
+ * The run's events out; its last state ends it. A class, so that its per-token
+ * `next` keeps its optimized code (see `linked`); a relay of events (see
+ * `event-relay.ts`).
+ */
+class RunOutput implements EventRelay {
+  readonly eventsTo: EventSink
+
   constructor(
-    private readonly subscriber: Subscriber<AgentEvent>,
+    subscriber: Subscriber<AgentEvent>,
     private readonly finish: (state: TurnState) => void,
-  ) {}
+  ) {
+    this.eventsTo = eventsTo(subscriber)
+  }
 
   next(item: TurnItem): void {
     if (isTurnState(item)) this.finish(item)
-    else this.subscriber.next(item)
+    else this.eventsTo.next(item)
   }
 }
 

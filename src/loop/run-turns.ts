@@ -13,6 +13,7 @@ import { Observable, Subject, type Subscriber } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
 import { droppedState, endOfTurnViolation, secondState, TurnProtocolError, withLedger, type TurnLedger } from '../turn/turn-protocol.js'
 import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
+import { eventsTo, type EventRelay, type EventSink } from '../turn/event-relay.js'
 import { resident, unused } from '../rx/resident.js'
 
 /** What follows a turn: another one from `state`, or the end, with `state` as the run's last. */
@@ -59,12 +60,13 @@ export function runTurns(
  * One run of {@link runTurns}: feeds the states and handles what the pipeline
  * emits. A class rather than closures: every streamed token passes through
  * `next`, and a prototype method keeps its optimized code from run to run
- * (see `linked`).
+ * (see `linked`). A relay of events (see `event-relay.ts`).
  */
-class TurnRunner {
+class TurnRunner implements EventRelay {
   /** A Subject, so that a pipeline may subscribe to the states more than once (a partition). */
   readonly states = new Subject<TurnItem>()
   readonly ledger: TurnLedger
+  readonly eventsTo: EventSink
   /** The turn whose state is in the pipeline, if any. */
   private inFlight: number | undefined
   private feeding = false
@@ -75,6 +77,7 @@ class TurnRunner {
     private readonly after: (final: TurnState) => AfterTurn,
     private readonly checked: boolean,
   ) {
+    this.eventsTo = eventsTo(subscriber)
     this.ledger = {
       held: 0,
       lastStage: undefined,
@@ -109,7 +112,7 @@ class TurnRunner {
   /** Every streamed token passes here: one check, then a plain forward. */
   next(item: TurnItem): void {
     if (isTurnState(item)) this.onState(item)
-    else this.subscriber.next(item)
+    else this.eventsTo.next(item)
   }
 
   complete(): void {

@@ -60,7 +60,8 @@ interface ErrorSink {
 export class LinkedObserver<T> extends Subscription implements Observer<T> {
   private stopped = false
   constructor(
-    private readonly handlers: LinkedHandlers<T>,
+    /** What it calls, as methods of this object. */
+    readonly handlers: LinkedHandlers<T>,
     private readonly sink: ErrorSink | undefined,
     private readonly completeTo: CompleteSink | undefined,
   ) {
