@@ -58,6 +58,7 @@ export function report({ results, sizesOf, runtimes, wire, smoke, scenarios, par
   const wc = 'µs/delta, wall / CPU'
   for (const n of sizesOf('text')) row(`TEXT ${k(n)} deltas`, wc, (r) => pair('text', n, r, 'perDeltaUs', 'cpuPerDeltaUs'))
   for (const n of sizesOf('textcount')) row(`TEXT ${k(n)}, runtime only`, wc, (r) => pair('textcount', n, r, 'perDeltaUs', 'cpuPerDeltaUs'))
+  for (const n of sizesOf('textfrom')) row(`TEXT ${k(n)}, rxagent via RxJS from() (extra)`, wc, (r) => pair('textfrom', n, r, 'perDeltaUs', 'cpuPerDeltaUs'))
   for (const n of sizesOf('textsync')) row(`TEXT ${k(n)}, rxagent sync source (extra)`, wc, (r) => pair('textsync', n, r, 'perDeltaUs', 'cpuPerDeltaUs'))
   const texts = sizesOf('text')
   for (const n of new Set([texts[0], texts.at(-1)])) row(`TEXT ${k(n)}, of which GC`, 'µs/delta', (r) => get('text', n, r, 'gcPerDeltaUs'), 3)

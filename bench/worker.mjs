@@ -40,7 +40,7 @@ const extra = { ...(params[kind]?.() ?? {}), ...(scenario === 'textcount' ? { ke
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 /** The text a run must have streamed, in characters (4 per delta). */
-const expectText = { text: size * 4, textsync: size * 4, long: (extra.deltas ?? 0) * 4, restore: (extra.deltas ?? 0) * 4 }[kind]
+const expectText = { text: size * 4, textsync: size * 4, textfrom: size * 4, long: (extra.deltas ?? 0) * 4, restore: (extra.deltas ?? 0) * 4 }[kind]
 
 /** What the run must have produced; a benchmark of a wrong result is worthless. */
 function check(result) {
@@ -62,7 +62,7 @@ gcObserver.observe({ entryTypes: ['gc'] })
 const gcMsIn = ([from, to]) => gcEntries.reduce((sum, [start, duration]) => (start >= from && start < to ? sum + duration : sum), 0)
 
 /** How many text deltas a run streams, for the per-delta figures. */
-const deltas = { text: size, textsync: size, long: extra.deltas }[kind]
+const deltas = { text: size, textsync: size, textfrom: size, long: extra.deltas }[kind]
 
 /**
  * One timed run, after a full GC (twice, as every runtime gets): the inputs just built do not

@@ -1,18 +1,24 @@
 // rxagent, driven by its own mock model (the scripted model of rxagent/marbles), reading the
-// same asynchronous source as every other runtime: each scripted response is `from(asyncSource(chunks))`,
-// RxJS's own conversion of an async iterable (one chunk per `for await` step). The `textsync` scenario
-// alone plays the script synchronously (`from(array)`), as an extra row.
+// same asynchronous source as every other runtime: each scripted response is
+// `fromAsyncIterable(asyncSource(chunks))`, rxagent's documented conversion of an async iterable for a
+// custom streamFn (one chunk per `for await` step). Two extra, labelled rows: `textfrom` reads the same
+// generator through RxJS's own `from()` (what a user who skips the helper writes; RxJS's Node build is
+// ES5, its async-iterable path runs on generator helpers), and `textsync` plays the script
+// synchronously (`from(array)`).
 import { from, finalize } from 'rxjs'
 import * as t from 'io-ts'
-import { Agent, agentLoop, defineTool, userMessage, assistantMessage } from '../../dist/src/index.js'
+import { Agent, agentLoop, defineTool, fromAsyncIterable, userMessage, assistantMessage } from '../../dist/src/index.js'
 import { chunk, scriptedModel } from '../../dist/marbles/index.js'
 import { asyncSource, lastAnswerLength, streamedTextLength, textDeltas, toolTurn } from '../inputs.mjs'
 
 export const name = 'rxagent'
 
+/** The shared async source as rxagent reads it (`rxjs`: through RxJS's `from` instead). */
+const play = (script, via = 'rxagent') => (via === 'rxjs' ? from(asyncSource(script)) : fromAsyncIterable(asyncSource(script)))
+
 /** A scripted model whose call k plays `scripts[k]`: from the shared async source, or (`sync`) synchronously. */
-const mockModel = (scripts, { sync = false } = {}) =>
-  scriptedModel(sync ? scripts : scripts.map((script) => () => from(asyncSource(script))), { recordRequests: false })
+const mockModel = (scripts, { sync = false, via = 'rxagent' } = {}) =>
+  scriptedModel(sync ? scripts : scripts.map((script) => () => play(script, via)), { recordRequests: false })
 
 const context = (tools = [], messages = []) => ({ systemPrompt: 'You are a benchmark.', messages, tools })
 const prompt = userMessage('go')
@@ -138,6 +144,12 @@ export const scenarios = {
     return () => consume(agentLoop(prompt, context(), { model: model.model, streamFn: model.streamFn }), keepText)
   },
 
+  /** TEXT with the async source read through RxJS's `from()`: an extra row, rxagent only. */
+  textfrom(n) {
+    const model = mockModel([textScript(textDeltas(n))], { via: 'rxjs' })
+    return () => consume(agentLoop(prompt, context(), { model: model.model, streamFn: model.streamFn }))
+  },
+
   /** TEXT with the script played synchronously (`from(array)`): an extra row, rxagent only. */
   textsync(n) {
     const model = mockModel([textScript(textDeltas(n))], { sync: true })
@@ -159,7 +171,7 @@ export const scenarios = {
     const script = textScript(textDeltas(deltasPerRun))
     let live = 0
     // Every run's model answers with the same script, each from its own async generator.
-    const streamFn = () => from(asyncSource(script))
+    const streamFn = () => play(script)
     const model = scriptedModel([script]).model
     const run = async () => {
       const all = []
