@@ -1,5 +1,31 @@
 // The same inputs for every runtime: deterministic, built before timing starts.
 
+/**
+ * The one asynchronous source every runtime's mock model reads, in its own mock facility:
+ * an async generator over the pre-built script, one item per `for await` step (a few
+ * microtasks each, no timers), like a provider's SSE event iterator.
+ */
+export async function* asyncSource(items) {
+  for (const item of items) yield item
+}
+
+/**
+ * What a UI reads on every change of the streamed message: the length of its text. Both
+ * rxagent's and pi's assistant messages hold `content: [{ type: 'text', text }, …]`.
+ */
+/** The same for the last assistant message of a transcript: what a run ended with. */
+export function lastAnswerLength(messages) {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i].role === 'assistant') return streamedTextLength(messages[i])
+  return 0
+}
+
+export function streamedTextLength(message) {
+  if (message === undefined || message === null || message.role !== 'assistant') return 0
+  let length = 0
+  for (const block of message.content) if (block.type === 'text') length += block.text.length
+  return length
+}
+
 /** TEXT/LONG: `n` text deltas of 4 characters. */
 export function textDeltas(n) {
   const deltas = new Array(n)
@@ -31,15 +57,43 @@ export function history(count) {
   return out
 }
 
-/** The scenarios, with the sizes `npm run bench` uses and the tiny sizes of the smoke test. */
+const all = ['rxagent', 'pi', 'aisdk', 'bare', 'rx-floor']
+const agents = ['rxagent', 'pi']
+
+/**
+ * The scenarios: the sizes `npm run bench` uses, the tiny sizes of the smoke test, and the runtimes
+ * that run them. `rounds` (default 3): interleaved rounds, each runtime once per round in a fresh
+ * process; `runs` (default 3): timed runs per process at least (short ones keep sampling for half
+ * a second). `peersSlowFrom`: from that size on pi and the AI SDK
+ * take seconds per run (pi's event queue and the AI SDK's streams degrade with N: 10–30 µs a
+ * delta at 100k–200k), so they run in the first round only, with one timed run after the warm-up — the
+ * suite must stay under ten minutes. `memoryAt`: the sizes whose heap is measured (one more run).
+ * `with`: other scenarios run by rxagent in the same rounds, for ratios from one run.
+ */
 export const scenarios = {
-  text: { sizes: [10_000, 50_000, 100_000, 200_000], smoke: [200] },
-  // TEXT with a consumer that counts characters instead of keeping the text: the runtime's own cost.
-  // The peers run it at 10k only: at 200k they take a minute and a half and add nothing the
-  // TEXT 200k row does not show, and the suite must stay well under ten minutes.
-  textcount: { sizes: [10_000, 200_000], smoke: [200], peersUpTo: 10_000 },
-  tools: { sizes: [200], smoke: [3] },
-  long: { sizes: [5_000], smoke: [20], deltas: 10_000, smokeDeltas: 50 },
-  fanout: { sizes: [1_000], smoke: [5], deltasPerRun: 50 },
-  parallel: { sizes: [10], smoke: [2], toolMs: 50, smokeToolMs: 5 },
+  text: { sizes: [10_000, 100_000, 200_000], smoke: [200], runtimes: all, peersSlowFrom: 100_000, memoryAt: [100_000] },
+  // TEXT with a consumer that counts characters instead of keeping the text: rxagent's own cost
+  // against the floors' (the peers' TEXT rows already show theirs; the suite must stay under ten minutes).
+  textcount: { sizes: [10_000, 200_000], smoke: [200], runtimes: ['rxagent', 'bare', 'rx-floor'] },
+  // TEXT with rxagent's mock playing the script synchronously (`from(array)`): an extra, labelled row.
+  textsync: { sizes: [10_000], smoke: [200], runtimes: ['rxagent'] },
+  // TEXT with rxagent reading the async source through RxJS's `from()` instead of `fromAsyncIterable`: extra, labelled.
+  textfrom: { sizes: [10_000, 100_000], smoke: [200], runtimes: ['rxagent'] },
+  tools: { sizes: [200], smoke: [3], runtimes: all },
+  // The first 30 tool turns of a fresh process: one timed run, no warm-up; 5 processes per runtime.
+  coldtools: { sizes: [30], smoke: [3], runtimes: all, rounds: 5 },
+  long: { sizes: [5_000], smoke: [20], deltas: 10_000, smokeDeltas: 50, runtimes: all },
+  // The AI SDK is left out: 1,000 concurrent streamText runs take it about 11 s a run (325 MB peak),
+  // a minute per process, and no target concerns it.
+  fanout: { sizes: [1_000], smoke: [5], deltasPerRun: 50, runtimes: ['rxagent', 'pi', 'bare'], memoryAt: [1_000] },
+  parallel: { sizes: [10], smoke: [2], toolMs: 50, smokeToolMs: 5, runtimes: ['rxagent', 'pi', 'aisdk', 'bare'], rounds: 2 },
+  // The Agents, each with a UI reader of the streamed message on every change, and in the same
+  // rounds (`with`) rxagent's `agentLoop` with the same reader, fed by its `messageUpdate` events.
+  'agent-text': { sizes: [10_000, 100_000, 200_000], smoke: [200], runtimes: agents, with: ['reader-text'], peersSlowFrom: 100_000, memoryAt: [200_000] },
+  'agent-tools': { sizes: [200], smoke: [3], runtimes: agents, with: ['reader-tools'] },
+  'agent-long': { sizes: [5_000], smoke: [20], runtimes: agents, with: ['reader-long'] },
+  // A restored conversation of N messages, then one short prompt (20 deltas).
+  'agent-restore': { sizes: [1_000, 60_000], smoke: [20, 200], runtimes: agents },
+  // Parameters shared by the scenarios of a kind (see worker.mjs).
+  restore: { deltas: 20 },
 }

@@ -1,44 +1,139 @@
-// The benchmark suite: every runtime × scenario in a fresh process, one table.
-//   npm run bench            (the whole suite; writes bench/results/latest.json and the README table)
-//   node bench/run.mjs --smoke   (every scenario at a tiny size; no files written)
+// The benchmark suite: every runtime × scenario in fresh processes, interleaved, three tables.
+//   npm run bench            (the whole suite; writes bench/results/latest.json and the README tables)
+//   node bench/run.mjs --smoke   (every scenario at a tiny size, one round; no files written)
+//   node bench/run.mjs --only=text,agent-text,cold,wire   (those scenarios at full size; no files written)
+//
+// For each scenario × size, R rounds; a round runs every runtime once, each in a fresh process, in
+// rotating order (round 2 starts with the second runtime, …), so that every ratio comes from one
+// window of time on a noisy machine. A runtime's figure is the median over the rounds of each
+// process's own median; min–max are the rounds' medians.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
 import { cpus, totalmem, platform, arch, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scenarios } from './inputs.mjs'
+import { label, report } from './report.mjs'
 
+const began = performance.now()
 const here = dirname(fileURLToPath(import.meta.url))
 const root = resolve(here, '..')
 const smoke = process.argv.includes('--smoke')
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',')
+const wanted = (name) => only === undefined || only.includes(name)
 const peersInstalled = existsSync(join(here, 'node_modules', 'ai')) && existsSync(join(here, 'node_modules', '@mariozechner', 'pi-agent-core'))
-const floors = ['bare', 'rx-floor']
 const peers = peersInstalled ? ['pi', 'aisdk'] : []
-const runtimes = ['rxagent', ...peers, ...floors]
-const label = { rxagent: 'rxagent', pi: 'pi-agent-core', aisdk: 'AI SDK', bare: 'bare floor', 'rx-floor': 'RxJS floor' }
+const runtimes = ['rxagent', ...peers, 'bare', 'rx-floor']
+const elapsed = () => `${((performance.now() - began) / 1000).toFixed(0)} s`
 
-/** Runs one worker process; its last stdout line is its JSON result. */
-function work(runtime, scenario, size, runs) {
-  const args = ['--expose-gc', join(here, 'worker.mjs'), runtime, scenario, String(size), String(runs), ...(smoke ? ['smoke'] : [])]
-  const out = spawnSync(process.execPath, args, { cwd: here, encoding: 'utf8', maxBuffer: 1 << 24 })
-  if (out.status !== 0) throw new Error(`${runtime}/${scenario}/${size} failed:\n${out.stderr}`)
-  const line = out.stdout.trim().split('\n').at(-1)
-  return JSON.parse(line)
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 
-const results = {}
-const runsFor = () => (smoke ? 1 : 5)
-for (const [scenario, spec] of Object.entries(scenarios)) {
-  for (const size of smoke ? spec.smoke : spec.sizes) {
-    for (const runtime of runtimes) {
-      if (peers.includes(runtime) && size > (spec.peersUpTo ?? Number.POSITIVE_INFINITY)) continue
-      const started = performance.now()
-      const result = work(runtime, scenario, size, runsFor(scenario))
-      if (result.skipped) continue
-      ;((results[scenario] ??= {})[size] ??= {})[runtime] = result.summary
-      process.stderr.write(`${scenario.padEnd(8)} ${String(size).padStart(7)} ${label[runtime].padEnd(14)} ${((performance.now() - started) / 1000).toFixed(1)} s\n`)
+/** Runs one process; its last stdout line is its JSON result. */
+function spawnJson(script, args, what) {
+  const out = spawnSync(process.execPath, ['--expose-gc', join(here, script), ...args], { cwd: here, encoding: 'utf8', maxBuffer: 1 << 24 })
+  if (out.status !== 0) throw new Error(`${what} failed:\n${out.stderr}`)
+  return JSON.parse(out.stdout.trim().split('\n').at(-1))
+}
+
+/** Per metric: the median over the rounds of each process's median, with the rounds' min and max. */
+function combine(summaries) {
+  const keys = new Set(summaries.flatMap((s) => Object.keys(s)))
+  return Object.fromEntries(
+    [...keys].map((key) => {
+      const xs = summaries.map((s) => s[key]?.median).filter((x) => typeof x === 'number')
+      return [key, { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), rounds: xs.length }]
+    }),
+  )
+}
+
+/**
+ * `rounds` rounds over `who`, each round in rotating order; `run(name)` returns one process's
+ * summary (or undefined when skipped). `once` (slow peers at large sizes) run in the first round only.
+ */
+function interleave(who, rounds, run, once = []) {
+  const got = Object.fromEntries(who.map((w) => [w, []]))
+  for (let round = 0; round < rounds; round++) {
+    const these = round === 0 ? who : who.filter((w) => !once.includes(w))
+    for (let i = 0; i < these.length; i++) {
+      const name = these[(round + i) % these.length]
+      const summary = run(name)
+      if (summary !== undefined) got[name].push(summary)
     }
   }
+  return got
+}
+
+const sizesOf = (scenario) => (smoke ? scenarios[scenario].smoke : scenarios[scenario].sizes)
+const results = {}
+for (const [scenario, spec] of Object.entries(scenarios)) {
+  if (spec.sizes === undefined || !wanted(scenario)) continue
+  for (const size of sizesOf(scenario)) {
+    // `runtime@scenario`: another scenario run in the same rounds (the Agent rows' agentLoop + reader), so that their ratio comes from one run.
+    const who = [
+      ...spec.runtimes.filter((r) => runtimes.includes(r)),
+      ...(spec.with ?? []).map((other) => `rxagent@${other}`),
+    ]
+    const rounds = smoke ? 1 : (spec.rounds ?? 3)
+    // Slow peers at large sizes (seconds per run): one round, one timed run after the warm-up.
+    const slow = smoke || size < (spec.peersSlowFrom ?? Infinity) ? [] : who.filter((r) => peers.includes(r))
+    const runsOf = (runtime) => (smoke || slow.includes(runtime) ? 1 : (spec.runs ?? 3))
+    // The memory run (heap retained and peak) only where a row shows it.
+    const memory = smoke || (spec.memoryAt ?? []).includes(size)
+    const started = performance.now()
+    const got = interleave(
+      who,
+      rounds,
+      (entry) => {
+        const [runtime, which = scenario] = entry.split('@')
+        const args = [runtime, which, String(size), String(runsOf(entry)), ...(smoke ? ['smoke'] : []), ...(memory ? [] : ['nomemory'])]
+        const result = spawnJson('worker.mjs', args, `${runtime}/${which}/${size}`)
+        return result.skipped ? undefined : result.summary
+      },
+      slow,
+    )
+    for (const [entry, summaries] of Object.entries(got)) {
+      const [runtime, which = scenario] = entry.split('@')
+      if (summaries.length > 0) ((results[which] ??= {})[size] ??= {})[runtime] = combine(summaries)
+    }
+    process.stderr.write(`${scenario.padEnd(13)} ${String(size).padStart(7)} ${who.length} runtimes × ${rounds} rounds ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s   (${elapsed()})\n`)
+  }
+}
+
+// --- WIRE: real SSE bodies over local HTTP (bench/wire/, helper worker with its own server). ---
+
+const wireWorker = join(here, 'wire', 'worker.mjs')
+const wire = { toolTurns: 50 }
+if (!existsSync(wireWorker)) wire.skipped = 'bench/wire/worker.mjs does not exist in this checkout.'
+else if (!wanted('wire')) wire.skipped = 'not asked for (--only).'
+else {
+  results.wire = {}
+  const clients = ['rxagent', ...(peersInstalled ? ['pi', 'aisdk'] : []), 'floor']
+  const reasons = new Set()
+  for (const api of ['anthropic', 'openai']) {
+    for (const scenario of ['text', 'tools']) {
+      const started = performance.now()
+      const rounds = smoke ? 1 : 3
+      const deltas = {}
+      const got = interleave(clients, rounds, (client) => {
+        const result = spawnJson(join('wire', 'worker.mjs'), [client, api, scenario, String(smoke ? 1 : 3), ...(smoke ? ['smoke'] : [])], `wire ${client}/${api}/${scenario}`)
+        if (result.skipped) {
+          reasons.add(`${client} ${api} ${scenario}: ${result.reason}`)
+          return undefined
+        }
+        deltas[client] = result.deltas
+        return result.summary
+      })
+      for (const [client, summaries] of Object.entries(got)) {
+        if (summaries.length > 0) ((results.wire[api] ??= {})[scenario] ??= {})[client] = { ...combine(summaries), deltas: deltas[client] }
+      }
+      process.stderr.write(`wire ${api.padEnd(9)} ${scenario.padEnd(5)} ${clients.length} clients × ${rounds} rounds ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s   (${elapsed()})\n`)
+    }
+  }
+  if (reasons.size > 0) wire.notes = [...reasons]
 }
 
 // --- COLD: import time in a fresh process, and the runtime dependency closure. ---
@@ -97,118 +192,28 @@ function closure(pkgDir) {
   return { packages, count: packages.length, bytes }
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 results.cold = {}
-for (const [runtime, target] of Object.entries(importTargets)) {
+for (const [runtime, target] of Object.entries(wanted('cold') ? importTargets : {})) {
   importMs(target.spec) // warm the file cache
   const samples = Array.from({ length: smoke ? 1 : 7 }, () => importMs(target.spec))
   const deps = closure(target.pkg)
-  results.cold[runtime] = { importMs: { median: median(samples), min: Math.min(...samples), max: Math.max(...samples) }, deps }
+  results.cold[runtime] = { importMs: { median: median(samples), min: Math.min(...samples), max: Math.max(...samples), rounds: samples.length }, deps }
   process.stderr.write(`cold     ${label[runtime].padEnd(22)} ${median(samples).toFixed(1)} ms, ${deps.count} packages\n`)
 }
 
-// --- The table. ---
+// --- The tables and the targets. ---
 
-const get = (scenario, size, runtime, metric) => results[scenario]?.[size]?.[runtime]?.[metric]
-const rows = []
-const row = (name, unit, pick, digits = 2) => rows.push({ name, unit, values: Object.fromEntries(runtimes.map((r) => [r, pick(r)])), digits })
-const sizesOf = (s) => (smoke ? scenarios[s].smoke : scenarios[s].sizes)
-for (const n of sizesOf('text')) row(`TEXT ${n / 1000}k deltas`, 'µs/delta', (r) => get('text', n, r, 'perDeltaUs'))
-const n100 = smoke ? sizesOf('text')[0] : 100_000
-for (const n of sizesOf('textcount')) row(`TEXT ${n / 1000}k, runtime only`, 'µs/delta', (r) => get('textcount', n, r, 'perDeltaUs'))
-// How much of the TEXT cost is garbage collection during the timed run, at the smallest and largest N.
-for (const n of new Set([sizesOf('text')[0], sizesOf('text').at(-1)])) row(`TEXT ${n / 1000}k, of which GC`, 'µs/delta', (r) => get('text', n, r, 'gcPerDeltaUs'), 3)
-row(`TEXT heap retained @${n100 / 1000}k`, 'MB', (r) => mb(get('text', n100, r, 'retainedBytes')))
-row(`TEXT heap peak @${n100 / 1000}k`, 'MB', (r) => mb(get('text', n100, r, 'peakBytes')))
-const turns = sizesOf('tools')[0]
-row(`TOOLS ${turns} turns`, 'ms/turn', (r) => get('tools', turns, r, 'msPerTurn'), 3)
-const history = sizesOf('long')[0]
-row(`LONG ${history} msgs`, 'µs/delta', (r) => get('long', history, r, 'perDeltaUs'))
-row(`LONG first delta`, 'ms', (r) => get('long', history, r, 'firstDeltaMs'), 3)
-const fan = sizesOf('fanout')[0]
-row(`FANOUT ${fan} runs`, 'ms total', (r) => get('fanout', fan, r, 'ms'), 0)
-row(`FANOUT peak heap per run`, 'KB', (r) => kb(get('fanout', fan, r, 'peakBytes'), fan), 1)
-row(`FANOUT left running`, 'handles', (r) => get('fanout', fan, r, 'leftoverResources'), 0)
-const par = sizesOf('parallel')[0]
-row(`PARALLEL ${par} × ${smoke ? scenarios.parallel.smokeToolMs : scenarios.parallel.toolMs} ms tools`, 'ms wall', (r) => get('parallel', par, r, 'ms'), 1)
-row('COLD import', 'ms', (r) => results.cold[r]?.importMs, 1)
-row('COLD dependency closure', 'packages', (r) => (results.cold[r] ? { median: results.cold[r].deps.count } : undefined), 0)
-row('COLD installed size', 'MB', (r) => (results.cold[r] ? { median: results.cold[r].deps.bytes / 2 ** 20 } : undefined), 2)
-
-function mb(v) {
-  return v === undefined ? undefined : { median: v.median / 2 ** 20, min: v.min / 2 ** 20, max: v.max / 2 ** 20 }
-}
-function kb(v, runs) {
-  return v === undefined ? undefined : { median: v.median / 1024 / runs, min: v.min / 1024 / runs, max: v.max / 1024 / runs }
-}
-
-const fmt = (v, digits) => (v === undefined || v.median === undefined || v.median === null ? '—' : v.median.toFixed(digits))
-const range = (v, digits) => (v?.min === undefined ? '' : ` (${v.min.toFixed(digits)}–${v.max.toFixed(digits)})`)
-const ratio = (a, b) => (a?.median === undefined || b?.median === undefined || b.median === 0 ? '—' : `${(a.median / b.median).toFixed(2)}×`)
-const ratioCols = [...peers, ...floors].map((r) => ({ r, head: `rx/${r === 'pi' ? 'pi' : r === 'aisdk' ? 'ai' : r}` }))
-const header = ['scenario', 'unit', ...runtimes.map((r) => label[r]), ...ratioCols.map((c) => c.head)]
-const lines = [
-  `| ${header.join(' | ')} |`,
-  `| ${header.map((_, i) => (i < 2 ? '---' : '---:')).join(' | ')} |`,
-  ...rows.map(
-    (r) =>
-      `| ${[
-        r.name,
-        r.unit,
-        ...runtimes.map((rt) => fmt(r.values[rt], r.digits) + (rt === 'rxagent' ? range(r.values[rt], r.digits) : '')),
-        ...ratioCols.map((c) => ratio(r.values.rxagent, r.values[c.r])),
-      ].join(' | ')} |`,
-  ),
-]
-
-// --- The targets (issue #3), checked on this run's numbers. ---
-
-const v = (scenario, size, runtime, metric) => get(scenario, size, runtime, metric)?.median
-const targets = []
-const target = (name, ok, detail) => targets.push({ name, ok: ok === undefined ? null : ok, detail })
-if (!smoke) {
-  for (const n of scenarios.text.sizes) target(`TEXT ≤ 2 µs/delta at ${n / 1000}k`, v('text', n, 'rxagent', 'perDeltaUs') <= 2, `${v('text', n, 'rxagent', 'perDeltaUs')?.toFixed(2)} µs`)
-  for (const p of peers) {
-    const x = v('text', 100_000, p, 'perDeltaUs') / v('text', 100_000, 'rxagent', 'perDeltaUs')
-    target(`TEXT ≥ 10× faster than ${label[p]} at 100k`, x >= 10, `${x.toFixed(1)}×`)
-  }
-  const flat = v('text', 200_000, 'rxagent', 'perDeltaUs') / v('text', 10_000, 'rxagent', 'perDeltaUs')
-  target('TEXT cost at 200k ≤ 1.2× cost at 10k', flat <= 1.2, `${flat.toFixed(2)}×`)
-  // The same with a consumer that does not keep the text: the growth above that is left is the
-  // GC of the consumer's own string (the bare floor shows it too), not the runtime's.
-  const flatOwn = v('textcount', 200_000, 'rxagent', 'perDeltaUs') / v('textcount', 10_000, 'rxagent', 'perDeltaUs')
-  target("TEXT runtime-only cost at 200k ≤ 1.2× cost at 10k (consumer counts, keeps no text)", flatOwn <= 1.2, `${flatOwn.toFixed(2)}×`)
-  const long = v('long', 5_000, 'rxagent', 'perDeltaUs') / v('text', 10_000, 'rxagent', 'perDeltaUs')
-  target('LONG ≤ 1.2× TEXT at 10k', long <= 1.2, `${long.toFixed(2)}×`)
-  const first = v('long', 5_000, 'rxagent', 'firstDeltaMs')
-  target('LONG first delta < 1 ms', first < 1, `${first?.toFixed(3)} ms`)
-  if (peers.includes('pi')) {
-    const x = v('tools', 200, 'pi', 'msPerTurn') / v('tools', 200, 'rxagent', 'msPerTurn')
-    target('TOOLS ≥ 5× faster than pi-agent-core', x >= 5, `${x.toFixed(1)}×`)
-  }
-  const tf = v('tools', 200, 'rxagent', 'msPerTurn') / v('tools', 200, 'bare', 'msPerTurn')
-  target('TOOLS ≤ 3× the bare floor', tf <= 3, `${tf.toFixed(1)}×`)
-  const heap = v('text', 100_000, 'rxagent', 'retainedBytes') / v('text', 100_000, 'bare', 'retainedBytes')
-  target('TEXT heap growth at 100k ≤ 1.5× the bare floor', heap <= 1.5, `${heap.toFixed(2)}×`)
-  const left = v('fanout', 1_000, 'rxagent', 'leftoverResources')
-  const live = v('fanout', 1_000, 'rxagent', 'liveRuns')
-  target('FANOUT nothing left running', left === 0 && live === 0, `${left} handles, ${live} live runs`)
-  const par = v('parallel', 10, 'rxagent', 'ms')
-  target('PARALLEL wall < 2× one tool (100 ms)', par < 2 * scenarios.parallel.toolMs, `${par?.toFixed(1)} ms`)
-  if (peers.includes('pi')) {
-    const ok = results.cold.rxagent.importMs.median < results.cold.pi.importMs.median
-    target('COLD import faster than pi-agent-core', ok, `${results.cold.rxagent.importMs.median.toFixed(1)} vs ${results.cold.pi.importMs.median.toFixed(1)} ms`)
-  }
-  target('COLD dependency closure ≤ 6 packages', results.cold.rxagent.deps.count <= 6, results.cold.rxagent.deps.packages.join(', '))
-}
-
-const table = lines.join('\n')
-const targetLines = targets.map((t) => `- ${t.ok ? '✅' : '❌'} ${t.name}: ${t.detail}`).join('\n')
+const { tables, targets } = report({ results, sizesOf, runtimes, wire, smoke, scenarios, partial: only !== undefined })
+const notes = wire.notes?.map((n) => `WIRE skipped: ${n}`) ?? []
+const table = [...tables, ...notes].join('\n\n')
+const targetLines = targets.map((t) => `- ${t.ok === null ? '➖' : t.ok ? '✅' : '❌'} ${t.name}: ${t.detail}`).join('\n')
 console.log(`\n${table}\n`)
 if (targets.length > 0) console.log(`${targetLines}\n`)
 
 if (smoke) {
   console.log('smoke run: every scenario ran and produced the expected result.')
+} else if (only !== undefined) {
+  console.log(`partial run (--only=${only.join(',')}): no files written.`)
 } else {
   const cpu = cpus()[0]
   const machine = {
@@ -221,12 +226,12 @@ if (smoke) {
   const command = 'npm run bench'
   const date = new Date().toISOString()
   mkdirSync(join(here, 'results'), { recursive: true })
-  writeFileSync(join(here, 'results', 'latest.json'), `${JSON.stringify({ date, command, machine, results, targets, table }, null, 2)}\n`)
+  writeFileSync(join(here, 'results', 'latest.json'), `${JSON.stringify({ date, command, machine, seconds: (performance.now() - began) / 1000, results, targets, table }, null, 2)}\n`)
   const readmePath = join(root, 'README.md')
   const readme = readFileSync(readmePath, 'utf8')
   const block = [
     '<!-- bench:start -->',
-    `Measured with \`${command}\` on ${date.slice(0, 10)}: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}. Median of the runs (rxagent: min–max in brackets); ratios are rxagent ÷ the column's runtime, so below 1× means faster.`,
+    `Measured with \`${command}\` on ${date.slice(0, 10)} (${elapsed()}): ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}. Each figure is the median over the rounds of each fresh process's median (first column: min–max of the rounds in brackets); \`a / b\` cells give wall time / CPU time (WIRE: CPU / wall); ratios are the first column ÷ the other column, so below 1× means faster.`,
     '',
     table,
     '',
@@ -235,5 +240,6 @@ if (smoke) {
   ].join('\n')
   const updated = readme.replace(/<!-- bench:start -->[\s\S]*<!-- bench:end -->/, block)
   if (updated !== readme) writeFileSync(readmePath, updated)
-  console.log('wrote bench/results/latest.json and the README table')
+  console.log('wrote bench/results/latest.json and the README tables')
 }
+console.log(`bench: ${elapsed()} elapsed`)

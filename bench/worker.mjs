@@ -1,14 +1,16 @@
 // One runtime, one scenario, one size, in a fresh process:
-//   node --expose-gc bench/worker.mjs <runtime> <scenario> <size> [runs]
-// Prints one JSON line: the samples and their medians.
+//   node --expose-gc bench/worker.mjs <runtime> <scenario> <size> [runs] [smoke] [nomemory]
+// Prints one JSON line: the samples and their medians (wall and CPU time).
 import { PerformanceObserver } from 'node:perf_hooks'
 import { history } from './inputs.mjs'
 import { scenarios as defaults } from './inputs.mjs'
 
-const [runtime, scenario, sizeArg, runsArg, smokeArg] = process.argv.slice(2)
+const [runtime, scenario, sizeArg, runsArg, ...flags] = process.argv.slice(2)
 const size = Number(sizeArg)
 const runs = Number(runsArg ?? 5)
-const smoke = smokeArg === 'smoke'
+// `smoke`: tiny parameters, no sampling beyond `runs`; `nomemory`: no memory run at the end.
+const smoke = flags.includes('smoke')
+const memoryRun = !flags.includes('nomemory')
 if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc')
 const gc = () => {
   globalThis.gc()
@@ -17,33 +19,38 @@ const gc = () => {
 
 const adapter = await import(`./runtimes/${runtime}.mjs`)
 // TEXTCOUNT is TEXT with a consumer that counts the deltas' characters instead of keeping the text.
-const make = adapter.scenarios[scenario === 'textcount' ? 'text' : scenario]
+// COLDTOOLS is TOOLS in a fresh process: one timed run, no warm-up at all.
+const base = { textcount: 'text', coldtools: 'tools' }[scenario] ?? scenario
+const cold = scenario === 'coldtools'
+const make = adapter.scenarios[base]
 if (make === undefined) {
   console.log(JSON.stringify({ runtime, scenario, size, skipped: true }))
   process.exit(0)
 }
 
+/** What kind of run a scenario is: its inputs and its checks follow from that. */
+const kind = base.replace(/^(reader|agent)-/, '')
 const params = {
-  textcount: () => ({ keepText: false }),
   long: () => ({ history: history(size), deltas: smoke ? defaults.long.smokeDeltas : defaults.long.deltas }),
+  restore: () => ({ history: history(size), deltas: defaults.restore.deltas }),
   fanout: () => ({ deltasPerRun: defaults.fanout.deltasPerRun }),
   parallel: () => ({ toolMs: smoke ? defaults.parallel.smokeToolMs : defaults.parallel.toolMs }),
 }
-const extra = params[scenario]?.() ?? {}
+const extra = { ...(params[kind]?.() ?? {}), ...(scenario === 'textcount' ? { keepText: false } : {}) }
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+/** The text a run must have streamed, in characters (4 per delta). */
+const expectText = { text: size * 4, textsync: size * 4, textfrom: size * 4, long: (extra.deltas ?? 0) * 4, restore: (extra.deltas ?? 0) * 4 }[kind]
 
 /** What the run must have produced; a benchmark of a wrong result is worthless. */
 function check(result) {
-  const expectText = {
-    text: size * 4,
-    textcount: size * 4,
-    long: (extra.deltas ?? 0) * 4,
-  }[scenario]
   const length = result.textLength ?? result.text?.length
   if (expectText !== undefined && length !== expectText) throw new Error(`${runtime}/${scenario}: text of ${length} characters, expected ${expectText}`)
-  if (scenario === 'tools' && result.toolResults !== size * 3) throw new Error(`${runtime}/tools: ${result.toolResults} tool results, expected ${size * 3}`)
-  if (scenario === 'parallel' && result.toolResults !== size) throw new Error(`${runtime}/parallel: ${result.toolResults} tool results, expected ${size}`)
-  if (scenario === 'fanout' && result.completed !== size) throw new Error(`${runtime}/fanout: ${result.completed} of ${size} runs completed`)
+  // A UI reader must have seen the whole streamed message.
+  if (expectText !== undefined && result.readerSaw !== undefined && result.readerSaw !== expectText) throw new Error(`${runtime}/${scenario}: the reader saw ${result.readerSaw} characters, expected ${expectText}`)
+  if (kind === 'tools' && result.toolResults !== size * 3) throw new Error(`${runtime}/${scenario}: ${result.toolResults} tool results, expected ${size * 3}`)
+  if (kind === 'parallel' && result.toolResults !== size) throw new Error(`${runtime}/parallel: ${result.toolResults} tool results, expected ${size}`)
+  if (kind === 'fanout' && result.completed !== size) throw new Error(`${runtime}/fanout: ${result.completed} of ${size} runs completed`)
 }
 
 // Garbage collections, to tell how much of a run's time they took (entries arrive later, so
@@ -55,30 +62,32 @@ gcObserver.observe({ entryTypes: ['gc'] })
 const gcMsIn = ([from, to]) => gcEntries.reduce((sum, [start, duration]) => (start >= from && start < to ? sum + duration : sum), 0)
 
 /** How many text deltas a run streams, for the per-delta figures. */
-const deltas = { text: size, textcount: size, long: extra.deltas }[scenario]
+const deltas = { text: size, textsync: size, textfrom: size, long: extra.deltas }[kind]
 
-/** One timed run. Only scavenges before it (see below): a full GC can flush compiled code and would measure re-warming. */
+/**
+ * One timed run, after a full GC (twice, as every runtime gets): the inputs just built do not
+ * sit in the young generation, and no run pays for the garbage of the one before. Wall time and
+ * the process's CPU time (user + system, all threads: GC helpers included) over the run.
+ */
 async function timed() {
   const run = make(size, extra)
-  // The inputs were just built and sit in the young generation; two scavenges
-  // move them to the old one, so that the timed run does not pay for copying the
-  // benchmark's own inputs (a 200k-delta script is ~20 MB, copied twice by the
-  // first scavenges of whichever runtime is timed). Scavenges, not a full GC:
-  // those keep compiled code and inline caches warm.
-  globalThis.gc({ type: 'minor' })
-  globalThis.gc({ type: 'minor' })
+  gc()
   await nextTurn()
+  const c0 = process.cpuUsage()
   const t0 = performance.now()
   const result = await run()
   const t1 = performance.now()
+  const cpu = process.cpuUsage(c0)
   check(result)
   const ms = t1 - t0
+  const cpuMs = (cpu.user + cpu.system) / 1000
   return {
     ms,
+    cpuMs,
     window: [t0, t1],
-    ...(deltas === undefined ? {} : { perDeltaUs: (ms * 1000) / deltas }),
-    ...(scenario === 'long' && result.firstDelta !== undefined ? { firstDeltaMs: result.firstDelta - t0 } : {}),
-    ...(scenario === 'tools' ? { msPerTurn: ms / size } : {}),
+    ...(deltas === undefined ? {} : { perDeltaUs: (ms * 1000) / deltas, cpuPerDeltaUs: (cpuMs * 1000) / deltas }),
+    ...(kind === 'long' && result.firstDelta !== undefined ? { firstDeltaMs: result.firstDelta - t0 } : {}),
+    ...(kind === 'tools' ? { msPerTurn: ms / size, cpuMsPerTurn: cpuMs / size } : {}),
   }
 }
 
@@ -104,7 +113,7 @@ async function measured() {
     keep,
     retainedBytes: retained,
     peakBytes: peak - heapBefore,
-    ...(scenario === 'fanout' ? { leftoverResources: resourcesAfter - resourcesBefore, liveRuns: result.live?.() ?? null } : {}),
+    ...(kind === 'fanout' ? { leftoverResources: resourcesAfter - resourcesBefore, liveRuns: result.live?.() ?? null } : {}),
   }
 }
 
@@ -114,24 +123,27 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
 }
 
-// One warm-up phase: the scenario repeated until V8 has had half a second to
-// optimize the hot paths (at least once), for every runtime alike.
-const warmStart = performance.now()
+// COLD: the first run of a fresh process, nothing before it. Otherwise one warm-up phase: the
+// scenario repeated until V8 has had half a second to optimize the hot paths (at least once),
+// for every runtime alike.
 let warmups = 0
-do {
+const warmStart = performance.now()
+while (!cold && (warmups === 0 || (performance.now() - warmStart < (smoke ? 0 : 500) && warmups < 50))) {
   await timed()
   warmups++
-} while (performance.now() - warmStart < (smoke ? 0 : 500) && warmups < 50)
-// At least `runs` samples; a short scenario keeps sampling for a second (at most 50
-// samples), so that the median of a 10 ms run is not one unlucky scheduler slice.
+}
+// At least `runs` samples (one when cold); a short scenario keeps sampling for half a second (at
+// most 50 samples), so that the median of a 10 ms run is not one unlucky scheduler slice (and the
+// rounds of run.mjs give each figure three such processes).
 const samples = []
 const sampleStart = performance.now()
-while (samples.length < runs || (!smoke && performance.now() - sampleStart < 1000 && samples.length < 50)) samples.push(await timed())
+const enough = () => (cold ? samples.length >= 1 : samples.length >= runs && (smoke || performance.now() - sampleStart >= 500 || samples.length >= 50))
+while (!enough()) samples.push(await timed())
 // The observer delivers its entries from an Immediate after each GC, which the
 // leftover count of the memory run would see: take what is pending and stop it.
 keepEntries(gcObserver.takeRecords())
 gcObserver.disconnect()
-const memory = await measured()
+const memory = cold || !memoryRun ? {} : await measured()
 await nextTurn()
 for (const sample of samples) {
   const gcMs = gcMsIn(sample.window)

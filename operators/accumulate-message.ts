@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction } from 'rxjs'
+import { Observable, type OperatorFunction, type Subscriber } from 'rxjs'
 import { linked, type LinkedObserver } from '../src/rx/linked-observer.js'
 import { MessageFold, type FoldFailure, type MessageUpdate } from '../src/stream/message-fold.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
@@ -7,6 +7,7 @@ import type { AssistantMessage } from '../src/types/message.js'
 import type { ModelSpec } from '../src/types/model.js'
 import { errorText } from '../src/types/codec.js'
 import { providerErrorInfo } from '../src/types/provider-error.js'
+import { resident, unused } from '../src/rx/resident.js'
 
 /** Options for {@link accumulateMessage}. */
 export interface AccumulateMessageOptions {
@@ -51,87 +52,114 @@ export function isAbortError(error: unknown): boolean {
 export function accumulateMessage(options: AccumulateMessageOptions): OperatorFunction<ProviderChunk, AssistantStreamEvent> {
   return (source) =>
     new Observable<AssistantStreamEvent>((subscriber) => {
-      // A fallback switches the model that names and prices the message.
-      let model = options.model
-      let fold = new MessageFold(model, options.now(), undefined, options.maxArgumentDepth)
-      // After a retry the next attempt's `messageStart` is not announced again.
-      let announced = false
-      let ended = false
-      // Linked observers (no Subject, no takeUntil: this runs once per model call on the hot path):
-      // closing `input` drops the source at once, even a synchronous one in the middle of emitting,
-      // and a downstream unsubscribe closes both.
-      let input: LinkedObserver<ProviderChunk> | undefined
-
-      const end = (failure?: FoldFailure): void => {
-        if (ended) return
-        ended = true
-        input?.unsubscribe()
-        let message: AssistantMessage
-        try {
-          if (!fold.isStarted && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
-          message = fold.finish(failure)
-        } catch (error) {
-          // The content cannot be read back: the message ends empty, with both reasons.
-          const why = `the message could not be assembled (${errorText(error)})`
-          message = new MessageFold(model, options.now()).finish({ reason: 'error', message: failure === undefined ? why : `${failure.message}; ${why}` })
-        }
-        subscriber.next({ type: 'messageEnd', message })
-        subscriber.complete()
-      }
-
-      /** An exception inside the fold (a hostile chunk, data it cannot freeze) ends the message; it never escapes. */
-      const failed = (error: unknown): void => end({ reason: 'error', message: `the stream could not be folded: ${errorText(error)}` })
-
+      const accumulation = new Accumulation(subscriber, options)
       // Subscribed before the source, so an abort already signalled never lets the source start.
       if (options.abort !== undefined) {
-        options.abort.subscribe(linked<unknown>(subscriber, { next: () => end({ reason: 'aborted', message: 'the request was aborted' }), complete: () => undefined }))
-        if (ended) return
+        options.abort.subscribe(linked<unknown>(subscriber, { next: () => accumulation.end({ reason: 'aborted', message: 'the request was aborted' }), complete: () => undefined }))
+        if (accumulation.ended) return
       }
-
-      /** A `retry` chunk: the attempt so far is discarded (its usage kept) and a new one starts. */
-      const retry = (chunk: Extract<ProviderChunk, { type: 'retry' }>): void => {
-        let discarded: AssistantMessage
-        try {
-          // Even after `stop`: a silent context overflow is only known once the answer is complete.
-          discarded = fold.finish({ reason: 'error', message: chunk.error.message, kind: chunk.error.kind })
-        } catch (error) {
-          return failed(error)
-        }
-        announced ||= fold.isStarted
-        if (chunk.model !== undefined) {
-          subscriber.next({ type: 'modelFallback', from: model, to: chunk.model, error: chunk.error, message: discarded })
-          model = chunk.model
-        }
-        fold = new MessageFold(model, discarded.timestamp, fold)
-        subscriber.next({ type: 'streamRetry', attempt: chunk.attempt, delayMs: chunk.delayMs, error: chunk.error, message: discarded })
-      }
-
-      input = linked<ProviderChunk>(subscriber, {
-        next: (chunk) => {
-          // `?.`: a hostile stream's `null` goes on to the guarded fold, which fails on it.
-          if (chunk?.type === 'retry') return retry(chunk)
-          let result: MessageUpdate | undefined | string
-          // Only the fold is guarded: what downstream throws is not the stream's fault.
-          try {
-            result = fold.push(chunk)
-          } catch (error) {
-            return failed(error)
-          }
-          if (result === undefined) {
-            if (chunk.type === 'messageStart' && !announced) subscriber.next({ type: 'messageStart', message: fold.current() })
-          } else if (typeof result === 'string') end({ reason: 'error', message: `stream contract violated: ${result}` })
-          else subscriber.next(result)
-        },
-        error: (error: unknown) => {
-          const kind = providerErrorInfo(error)?.kind
-          end(
-            isAbortError(error)
-              ? { reason: 'aborted', message: errorText(error) }
-              : { reason: 'error', message: errorText(error), ...(kind === undefined ? {} : { kind }) },
-          )
-        },
-        complete: () => end(),
-      })
-      source.subscribe(input)
+      accumulation.input = linked<ProviderChunk>(subscriber, accumulation)
+      source.subscribe(accumulation.input)
     })
 }
+
+/**
+ * One message being accumulated: the handler of the chunks. A class rather
+ * than closures: every chunk passes through `next`, and a prototype method
+ * keeps its optimized code from run to run (see `linked`).
+ */
+class Accumulation {
+  /** A fallback switches the model that names and prices the message. */
+  private model: ModelSpec
+  private fold: MessageFold
+  /** After a retry the next attempt's `messageStart` is not announced again. */
+  private announced = false
+  ended = false
+  /**
+   * The chunks' observer. Linked observers (no Subject, no takeUntil: this runs once per model
+   * call on the hot path): closing `input` drops the source at once, even a synchronous one in
+   * the middle of emitting, and a downstream unsubscribe closes both.
+   */
+  input: LinkedObserver<ProviderChunk> | undefined
+
+  constructor(
+    private readonly subscriber: Subscriber<AssistantStreamEvent>,
+    private readonly options: AccumulateMessageOptions,
+  ) {
+    this.model = options.model
+    this.fold = new MessageFold(this.model, options.now(), undefined, options.maxArgumentDepth)
+  }
+
+  next(chunk: ProviderChunk): void {
+    // `?.`: a hostile stream's `null` goes on to the guarded fold, which fails on it.
+    if (chunk?.type === 'retry') return this.retry(chunk)
+    let result: MessageUpdate | undefined | string
+    // Only the fold is guarded: what downstream throws is not the stream's fault.
+    try {
+      result = this.fold.push(chunk)
+    } catch (error) {
+      return this.failed(error)
+    }
+    if (result === undefined) {
+      if (chunk.type === 'messageStart' && !this.announced) this.subscriber.next({ type: 'messageStart', message: this.fold.current() })
+    } else if (typeof result === 'string') this.end({ reason: 'error', message: `stream contract violated: ${result}` })
+    else this.subscriber.next(result)
+  }
+
+  error(error: unknown): void {
+    const kind = providerErrorInfo(error)?.kind
+    this.end(
+      isAbortError(error)
+        ? { reason: 'aborted', message: errorText(error) }
+        : { reason: 'error', message: errorText(error), ...(kind === undefined ? {} : { kind }) },
+    )
+  }
+
+  complete(): void {
+    this.end()
+  }
+
+  end(failure?: FoldFailure): void {
+    if (this.ended) return
+    this.ended = true
+    this.input?.unsubscribe()
+    const { subscriber, fold } = this
+    let message: AssistantMessage
+    try {
+      if (!fold.isStarted && !this.announced) subscriber.next({ type: 'messageStart', message: fold.current() })
+      message = fold.finish(failure)
+    } catch (error) {
+      // The content cannot be read back: the message ends empty, with both reasons.
+      const why = `the message could not be assembled (${errorText(error)})`
+      message = new MessageFold(this.model, this.options.now()).finish({ reason: 'error', message: failure === undefined ? why : `${failure.message}; ${why}` })
+    }
+    subscriber.next({ type: 'messageEnd', message })
+    subscriber.complete()
+  }
+
+  /** An exception inside the fold (a hostile chunk, data it cannot freeze) ends the message; it never escapes. */
+  private failed(error: unknown): void {
+    this.end({ reason: 'error', message: `the stream could not be folded: ${errorText(error)}` })
+  }
+
+  /** A `retry` chunk: the attempt so far is discarded (its usage kept) and a new one starts. */
+  private retry(chunk: Extract<ProviderChunk, { type: 'retry' }>): void {
+    let discarded: AssistantMessage
+    try {
+      // Even after `stop`: a silent context overflow is only known once the answer is complete.
+      discarded = this.fold.finish({ reason: 'error', message: chunk.error.message, kind: chunk.error.kind })
+    } catch (error) {
+      return this.failed(error)
+    }
+    this.announced ||= this.fold.isStarted
+    if (chunk.model !== undefined) {
+      this.subscriber.next({ type: 'modelFallback', from: this.model, to: chunk.model, error: chunk.error, message: discarded })
+      this.model = chunk.model
+    }
+    this.fold = new MessageFold(this.model, discarded.timestamp, this.fold)
+    this.subscriber.next({ type: 'streamRetry', attempt: chunk.attempt, delayMs: chunk.delayMs, error: chunk.error, message: discarded })
+  }
+}
+
+// Its hidden class outlives a run (see `resident`).
+resident(new Accumulation(unused, { model: { provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, now: () => 0 }))

@@ -1,7 +1,9 @@
-import { isObservable, Observable } from 'rxjs'
+import { isObservable, Observable, type Subscriber } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
-import { currentLedger, TurnProtocolError } from '../src/turn/turn-protocol.js'
+import { currentLedger, TurnProtocolError, type TurnLedger } from '../src/turn/turn-protocol.js'
+import { eventsTo, type EventRelay, type EventSink } from '../src/turn/event-relay.js'
 import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
+import { resident, unused } from '../src/rx/resident.js'
 
 /** Options for {@link onTurnState}. */
 export interface OnTurnStateOptions {
@@ -35,7 +37,9 @@ const twoStates = (stage: string): TurnProtocolError =>
  *
  * Written by hand rather than with `concatMap` because every streamed token
  * passes through every stage: here that costs one function call, not an inner
- * subscription.
+ * subscription. The per-token handlers are methods of module-level classes,
+ * not closures made per subscription, so their optimized code outlives a run
+ * (see `linked`).
  */
 export function onTurnState(
   project: (state: TurnState) => Observable<TurnItem> | TurnItem | readonly TurnItem[],
@@ -46,93 +50,135 @@ export function onTurnState(
   return (source) =>
     new Observable<TurnItem>((subscriber) => {
       // The run this stage belongs to, if it is subscribed as part of one.
-      const ledger = currentLedger()
-      // Inners still running. More than one only for a moment: a turn's last state can start
-      // the next turn before the inner that emitted it has completed.
-      let active = 0
-      let sourceDone = false
-
-      /** The one state of an answer given as a value or an array: checked, then passed on with its events. */
-      const answerWith = (out: TurnItem | readonly TurnItem[]): void => {
-        if (Array.isArray(out)) {
-          const items = out as readonly TurnItem[]
-          const states = items.reduce((n, v) => (isTurnState(v) ? n + 1 : n), 0)
-          const last = items[items.length - 1]
-          if (states !== 1 || last === undefined || !isTurnState(last)) {
-            subscriber.error(states > 1 ? twoStates(stage) : noState(stage, states === 0 ? 'an array without one' : 'not last'))
-            return
-          }
-          if (ledger !== undefined) ledger.lastStage = stage
-          for (const v of items) subscriber.next(v)
-          return
-        }
-        if (!isTurnState(out as TurnItem)) {
-          subscriber.error(noState(stage, 'an event instead'))
-          return
-        }
-        if (ledger !== undefined) ledger.lastStage = stage
-        subscriber.next(out as TurnItem)
-      }
-
-      /** An Observable answer: its events pass through; its one state is checked and reported to the ledger. */
-      const follow = (out: Observable<TurnItem>): void => {
-        active++
-        let answered = false
-        if (ledger !== undefined) ledger.held++
-        const onState = (v: TurnState): void => {
-          if (answered) {
-            subscriber.error(twoStates(stage))
-            return
-          }
-          answered = true
-          if (ledger === undefined) {
-            subscriber.next(v)
-            return
-          }
-          ledger.held--
-          ledger.lastStage = stage
-          subscriber.next(v)
-          // What the state set off synchronously has returned: the run may check where it is.
-          ledger.settle()
-        }
-        out.subscribe(
-          linked<TurnItem>(subscriber, {
-            // Every streamed token passes here: kept as small as a plain forward (V8 inlines it,
-            // and the event objects of a turn's stream then cost no allocation in this stage).
-            next: (v) => (isTurnState(v) ? onState(v) : subscriber.next(v)),
-            complete: () => {
-              if (!answered) {
-                subscriber.error(noState(stage, 'its Observable completed without one'))
-                return
-              }
-              active--
-              if (sourceDone && active === 0) subscriber.complete()
-            },
-          }),
-        )
-      }
-
-      const onState = (item: TurnState): void => {
-        let out: Observable<TurnItem> | TurnItem | readonly TurnItem[]
-        try {
-          out = project(item)
-        } catch (error) {
-          subscriber.error(error)
-          return
-        }
-        if (isObservable(out)) follow(out)
-        else answerWith(out)
-      }
-
-      source.subscribe(
-        linked<TurnItem>(subscriber, {
-          // Every streamed token passes here too: one check, then a plain forward.
-          next: (item) => (isTurnState(item) && (whenStopped || item.stop === undefined) ? onState(item) : subscriber.next(item)),
-          complete: () => {
-            sourceDone = true
-            if (active === 0) subscriber.complete()
-          },
-        }),
-      )
+      source.subscribe(linked<TurnItem>(subscriber, new StageRun(subscriber, project, stage, whenStopped, currentLedger())))
     })
 }
+
+/** One subscription of a stage: the handler of its source, and what its answers share. A relay of events (see `event-relay.ts`). */
+class StageRun implements EventRelay {
+  /**
+   * Inners still running. More than one only for a moment: a turn's last state can start
+   * the next turn before the inner that emitted it has completed.
+   */
+  active = 0
+  private sourceDone = false
+  readonly eventsTo: EventSink
+
+  constructor(
+    readonly subscriber: Subscriber<TurnItem>,
+    private readonly project: (state: TurnState) => Observable<TurnItem> | TurnItem | readonly TurnItem[],
+    readonly stage: string,
+    private readonly whenStopped: boolean,
+    readonly ledger: TurnLedger | undefined,
+  ) {
+    this.eventsTo = eventsTo(subscriber)
+  }
+
+  /** Every streamed token passes here: one check, then a plain forward, past the relays downstream. */
+  next(item: TurnItem): void {
+    if (!isTurnState(item)) this.eventsTo.next(item)
+    else if (this.whenStopped || item.stop === undefined) this.onState(item)
+    else this.subscriber.next(item)
+  }
+
+  complete(): void {
+    this.sourceDone = true
+    if (this.active === 0) this.subscriber.complete()
+  }
+
+  /** An inner answer completed. */
+  innerDone(): void {
+    this.active--
+    if (this.sourceDone && this.active === 0) this.subscriber.complete()
+  }
+
+  private onState(item: TurnState): void {
+    let out: Observable<TurnItem> | TurnItem | readonly TurnItem[]
+    try {
+      out = this.project(item)
+    } catch (error) {
+      this.subscriber.error(error)
+      return
+    }
+    if (isObservable(out)) this.follow(out)
+    else this.answerWith(out)
+  }
+
+  /** The one state of an answer given as a value or an array: checked, then passed on with its events. */
+  private answerWith(out: TurnItem | readonly TurnItem[]): void {
+    const { subscriber, stage, ledger } = this
+    if (Array.isArray(out)) {
+      const items = out as readonly TurnItem[]
+      const states = items.reduce((n, v) => (isTurnState(v) ? n + 1 : n), 0)
+      const last = items[items.length - 1]
+      if (states !== 1 || last === undefined || !isTurnState(last)) {
+        subscriber.error(states > 1 ? twoStates(stage) : noState(stage, states === 0 ? 'an array without one' : 'not last'))
+        return
+      }
+      if (ledger !== undefined) ledger.lastStage = stage
+      for (const v of items) subscriber.next(v)
+      return
+    }
+    if (!isTurnState(out as TurnItem)) {
+      subscriber.error(noState(stage, 'an event instead'))
+      return
+    }
+    if (ledger !== undefined) ledger.lastStage = stage
+    subscriber.next(out as TurnItem)
+  }
+
+  /** An Observable answer: its events pass through; its one state is checked and reported to the ledger. */
+  private follow(out: Observable<TurnItem>): void {
+    this.active++
+    if (this.ledger !== undefined) this.ledger.held++
+    out.subscribe(linked<TurnItem>(this.subscriber, new Answer(this)))
+  }
+}
+
+/** The handler of one Observable answer. A relay of events (see `event-relay.ts`). */
+class Answer implements EventRelay {
+  private answered = false
+  readonly eventsTo: EventSink
+
+  constructor(private readonly run: StageRun) {
+    this.eventsTo = run.eventsTo
+  }
+
+  /**
+   * Every streamed token passes here: kept as small as a plain forward (V8 inlines it,
+   * and the event objects of a turn's stream then cost no allocation in this stage).
+   */
+  next(v: TurnItem): void {
+    if (isTurnState(v)) this.onState(v)
+    else this.eventsTo.next(v)
+  }
+
+  complete(): void {
+    if (!this.answered) {
+      this.run.subscriber.error(noState(this.run.stage, 'its Observable completed without one'))
+      return
+    }
+    this.run.innerDone()
+  }
+
+  private onState(v: TurnState): void {
+    const { subscriber, stage, ledger } = this.run
+    if (this.answered) {
+      subscriber.error(twoStates(stage))
+      return
+    }
+    this.answered = true
+    if (ledger === undefined) {
+      subscriber.next(v)
+      return
+    }
+    ledger.held--
+    ledger.lastStage = stage
+    subscriber.next(v)
+    // What the state set off synchronously has returned: the run may check where it is.
+    ledger.settle()
+  }
+}
+
+// Their hidden classes outlive a run (see `resident`).
+resident(new Answer(resident(new StageRun(unused, unused, 'resident', false, undefined))))

@@ -1,10 +1,11 @@
-import { asyncScheduler, Observable, type MonoTypeOperatorFunction, type Subscription } from 'rxjs'
+import { asyncScheduler, Observable, type MonoTypeOperatorFunction, type Subscriber, type Subscription } from 'rxjs'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import { ProviderError, type ProviderErrorInfo } from '../src/types/provider-error.js'
 import type { RetryOptions } from '../src/types/run-config.js'
 import { errorText } from '../src/types/codec.js'
 import { linked } from '../src/rx/linked-observer.js'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
+import { resident, unused } from '../src/rx/resident.js'
 
 export type { RetryOptions } from '../src/types/run-config.js'
 
@@ -46,44 +47,62 @@ export function retryStream(options: RetryOptions = {}): MonoTypeOperatorFunctio
       let attempt = 1
       let wait: Subscription | undefined
       const start = (): void => {
-        let stopped = false
         // A linked observer: one call per chunk on the hot path, torn down with the subscriber.
-        source.subscribe(
-          linked<ProviderChunk>(subscriber, {
-            next: (chunk) => {
-              if (chunk.type === 'stop') stopped = true
-              subscriber.next(chunk)
-            },
-            error: (error: unknown) => {
-              const info = error instanceof ProviderError ? error.info : undefined
-              if (info === undefined || stopped || attempt >= maxAttempts) {
-                subscriber.error(error)
-                return
-              }
-              const retry = callUser('retry.shouldRetry', shouldRetry, info, attempt)
-              if (retry instanceof CallbackError || !retry) {
-                subscriber.error(retry instanceof CallbackError ? named(retry, error) : error)
-                return
-              }
-              const delayMs = callUser('retry.random', retryDelay, info, attempt, options)
-              if (delayMs instanceof CallbackError) {
-                subscriber.error(named(delayMs, error))
-                return
-              }
-              if (delayMs > maxServerDelay) {
-                subscriber.error(
-                  new ProviderError({ ...info, retryable: false, message: `${errorText(error)} (the server asked to wait ${Math.round(delayMs / 1000)} s, longer than the ${Math.round(maxServerDelay / 1000)} s allowed)` }),
-                )
-                return
-              }
-              subscriber.next({ type: 'retry', attempt, delayMs, error: info })
-              attempt++
-              wait = scheduler.schedule(start, delayMs)
-            },
-          }),
-        )
+        source.subscribe(linked<ProviderChunk>(subscriber, new Attempt(subscriber, onError)))
+      }
+      const onError = (error: unknown, stopped: boolean): void => {
+        const info = error instanceof ProviderError ? error.info : undefined
+        if (info === undefined || stopped || attempt >= maxAttempts) {
+          subscriber.error(error)
+          return
+        }
+        const retry = callUser('retry.shouldRetry', shouldRetry, info, attempt)
+        if (retry instanceof CallbackError || !retry) {
+          subscriber.error(retry instanceof CallbackError ? named(retry, error) : error)
+          return
+        }
+        const delayMs = callUser('retry.random', retryDelay, info, attempt, options)
+        if (delayMs instanceof CallbackError) {
+          subscriber.error(named(delayMs, error))
+          return
+        }
+        if (delayMs > maxServerDelay) {
+          subscriber.error(
+            new ProviderError({ ...info, retryable: false, message: `${errorText(error)} (the server asked to wait ${Math.round(delayMs / 1000)} s, longer than the ${Math.round(maxServerDelay / 1000)} s allowed)` }),
+          )
+          return
+        }
+        subscriber.next({ type: 'retry', attempt, delayMs, error: info })
+        attempt++
+        wait = scheduler.schedule(start, delayMs)
       }
       start()
       return () => wait?.unsubscribe()
     })
 }
+
+/**
+ * One attempt's chunks, passed on; its error goes to `onError` with whether
+ * `stop` was seen. A class, so that its per-chunk `next` keeps its optimized
+ * code (see `linked`).
+ */
+class Attempt {
+  private stopped = false
+
+  constructor(
+    private readonly subscriber: Subscriber<ProviderChunk>,
+    private readonly onError: (error: unknown, stopped: boolean) => void,
+  ) {}
+
+  next(chunk: ProviderChunk): void {
+    if (chunk.type === 'stop') this.stopped = true
+    this.subscriber.next(chunk)
+  }
+
+  error(error: unknown): void {
+    this.onError(error, this.stopped)
+  }
+}
+
+// Its hidden class outlives a run (see `resident`).
+resident(new Attempt(unused, unused))

@@ -1,10 +1,11 @@
-import { defer, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs'
+import { defer, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber } from 'rxjs'
 import { callModel, type ModelRoute, type OverflowRecovery } from './call-model.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import { retryStream, type RetryOptions } from './retry-stream.js'
 import type { LlmRequest, StreamFn, StreamOptions } from '../src/types/request.js'
 import { toolSchemaOf, type AgentTool, type ToolSchema } from '../src/types/tool.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
+import type { AssistantMessage } from '../src/types/message.js'
 import { linked } from '../src/rx/linked-observer.js'
 import { callStreamFn } from '../src/rx/user-callback.js'
 import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
@@ -12,6 +13,8 @@ import { accumulateMessage } from './accumulate-message.js'
 import { defaultConvertToLlm } from './transform-context.js'
 import { onTurnState } from './on-turn-state.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
+import { eventsTo, type EventSink } from '../src/turn/event-relay.js'
+import { resident, unused } from '../src/rx/resident.js'
 
 export interface StreamLlmOptions {
   readonly streamFn: StreamFn
@@ -92,23 +95,47 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
               })
         chunks$
           .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }))
-          .subscribe(
-            linked<AssistantStreamEvent>(subscriber, {
-              next: (event) => {
-                subscriber.next(event)
-                if (event.type !== 'messageEnd') return
-                const message = event.message
-                const after = withAssistant(state, message)
-                subscriber.next(
-                  message.stopReason === 'error' || message.stopReason === 'aborted'
-                    ? nextState(after, { stop: { reason: message.stopReason, ...(message.errorMessage === undefined ? {} : { message: message.errorMessage }) } })
-                    : after,
-                )
-              },
-            }),
-          )
+          .subscribe(linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state)))
       })
     },
     { stage: 'streamLlm' },
   )
 }
+
+/**
+ * The answer's events, passed on; `messageEnd` adds the turn's next state. A
+ * class, so that its per-token `next` keeps its optimized code (see `linked`).
+ */
+class AnswerEvents {
+  /** Where the events go, past the relays downstream (see `event-relay.ts`). */
+  private readonly events: EventSink
+
+  constructor(
+    private readonly subscriber: Subscriber<TurnItem>,
+    private readonly state: TurnState,
+  ) {
+    this.events = eventsTo(subscriber)
+  }
+
+  next(event: AssistantStreamEvent): void {
+    this.events.next(event)
+    if (event.type === 'messageEnd') this.ended(event.message)
+  }
+
+  /**
+   * Out of `next`: the final message's hidden class is new to a run whose
+   * previous messages a full GC collected, and a read of it inside the
+   * per-token method would deoptimize that method at every run's end.
+   */
+  private ended(message: AssistantMessage): void {
+    const after = withAssistant(this.state, message)
+    this.subscriber.next(
+      message.stopReason === 'error' || message.stopReason === 'aborted'
+        ? nextState(after, { stop: { reason: message.stopReason, ...(message.errorMessage === undefined ? {} : { message: message.errorMessage }) } })
+        : after,
+    )
+  }
+}
+
+// Its hidden class outlives a run (see `resident`).
+resident(new AnswerEvents(unused, unused))

@@ -1,18 +1,30 @@
 import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 
 // The benchmark suite at tiny sizes, so that it cannot rot: the package is
 // built, every scenario runs in its own worker process for every runtime
-// (peers only when bench/ has been installed by `npm run bench`), and every
-// result is checked for correctness by the worker.
+// (peers only when bench/ has been installed by `npm run bench`; WIRE only
+// when bench/wire/ exists), and every result is checked for correctness by
+// the worker (text length, tool results, what the UI reader saw).
 describe('npm run bench, at a tiny size', () => {
-  it('runs every scenario and prints the table', () => {
+  it('runs every scenario and prints the tables', () => {
     execFileSync('npm', ['run', 'build'], { stdio: 'pipe' })
     const out = execFileSync(process.execPath, ['bench/run.mjs', '--smoke'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
-    expect(out).toMatch(/\| TOOLS 3 turns \| ms\/turn \| \d/)
-    expect(out).toMatch(/\| LONG 20 msgs \| µs\/delta \| \d/)
-    expect(out).toMatch(/\| FANOUT 5 runs \| ms total \| \d/)
+    const wallCpu = String.raw` \d+\.\d+ / \d+\.\d+ \|`
+    expect(out).toMatch(new RegExp(String.raw`\| TEXT 200 deltas \| µs/delta, wall / CPU \|${wallCpu}`))
+    expect(out).toMatch(new RegExp(String.raw`\| TEXT 200, rxagent sync source \(extra\) \| µs/delta, wall / CPU \|${wallCpu}`))
+    expect(out).toMatch(new RegExp(String.raw`\| TOOLS 3 turns, warm \| ms/turn, wall / CPU \|${wallCpu}`))
+    expect(out).toMatch(/\| COLD first 3 tool turns, fresh process \| ms total \| \d/)
+    expect(out).toMatch(new RegExp(String.raw`\| LONG 20 msgs \| µs/delta, wall / CPU \|${wallCpu}`))
+    expect(out).toMatch(/\| FANOUT 5 runs \| ms total, wall \/ CPU \| \d/)
     expect(out).toMatch(/\| COLD dependency closure \| packages \| 6 /)
+    expect(out).toMatch(new RegExp(String.raw`\| AGENT TEXT 200 deltas \| µs/delta, wall / CPU \|${wallCpu}${wallCpu}`))
+    expect(out).toMatch(new RegExp(String.raw`\| AGENT TOOLS 3 turns \| ms/turn, wall / CPU \|${wallCpu}${wallCpu}`))
+    expect(out).toMatch(/\| AGENT LONG first delta \| ms \| \d/)
+    expect(out).toMatch(new RegExp(String.raw`\| AGENT restored 200 msgs, one short run \| ms/run, wall / CPU \|${wallCpu}`))
+    if (existsSync('bench/wire/worker.mjs')) expect(out).toMatch(/\| WIRE Anthropic text/)
+    else expect(out).toContain('WIRE rows skipped: bench/wire/worker.mjs does not exist')
     expect(out).toContain('smoke run: every scenario ran and produced the expected result.')
   }, 120_000)
 })

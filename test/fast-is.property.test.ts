@@ -9,7 +9,7 @@ import fc from 'fast-check'
 import * as t from 'io-ts'
 import { compileIs } from '../src/types/fast-is.js'
 import { AgentMessage } from '../src/types/message.js'
-import { Usage } from '../src/types/usage.js'
+import { Cost, Usage } from '../src/types/usage.js'
 import { arbAgentMessage } from './arbitraries.js'
 
 const isMessage = compileIs(AgentMessage)
@@ -79,6 +79,22 @@ describe('compileIs', () => {
     for (const bad of [{ ...usage, input: -1 }, { ...usage, input: 1.5 }, { ...usage, extra: { searches: 'one' } }, { ...usage, extra: [] }]) {
       expect(isUsage(bad)).toBe(Usage.is(bad))
     }
+  })
+
+  it('writes out the number codecs exactly as their own is: every edge value gets the same answer', () => {
+    const isUsage = compileIs(Usage)
+    const isCost = compileIs(Cost)
+    const usage = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 3, extra: {} }
+    const cost = { input: 0.5, output: 1, cacheRead: 0, cacheWrite: 0, total: 1.5, extra: {} }
+    const edges: unknown[] = [0, -0, 1, -1, 1.5, -1.5, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 2 ** 53, Number.MAX_VALUE, Number.MIN_VALUE, '1', null, undefined, true, 1n]
+    for (const value of edges) {
+      expect(isUsage({ ...usage, input: value })).toBe(Usage.is({ ...usage, input: value }))
+      expect(isUsage({ ...usage, extra: { n: value } })).toBe(Usage.is({ ...usage, extra: { n: value } }))
+      expect(isCost({ ...cost, total: value })).toBe(Cost.is({ ...cost, total: value }))
+    }
+    expect(isUsage({ ...usage, input: 1.5 })).toBe(false)
+    expect(isCost({ ...cost, total: Number.POSITIVE_INFINITY })).toBe(false)
+    expect(isCost({ ...cost, total: 1.5 })).toBe(true)
   })
 
   it('falls back to the codec’s own is where code cannot be generated (a CSP without unsafe-eval)', () => {

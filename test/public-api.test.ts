@@ -44,7 +44,7 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'agentLoopContinue', 'agentMessageCodec', 'agentResult', 'assistantMessage', 'budgetPolicy', 'cacheHitRate',
       'compactionOf', 'composeTurn', 'costOf', 'decode', 'decodeAgentLog', 'decodeCheckpoint', 'decodeOrThrow', 'defaultTurn',
       'defineCustomMessage', 'defineTool', 'describeRepair', 'emptyCost', 'emptyUsage', 'estimateContextTokens',
-      'estimateTokens', 'extractText', 'imageBase64', 'imageUrl', 'isLlmMessage', 'isTransientKind', 'isTurnState',
+      'estimateTokens', 'extractText', 'fromAsyncIterable', 'imageBase64', 'imageUrl', 'isLlmMessage', 'isTransientKind', 'isTurnState',
       'loopDetection', 'maxTurnsPolicy', 'mergeCost', 'mergeUsage', 'modelSpec', 'providerErrorInfo', 'ratesFor',
       'repairTranscript', 'runTool', 'settleTranscript', 'slidingWindow', 'slidingWindowRecovery', 'subAgentTool',
       'text', 'thinkingBudget', 'toJsonSchema', 'toolCallsOf', 'toolDenyList', 'toolResult', 'toolSchemaOf',

@@ -1,11 +1,12 @@
 // AI SDK (`ai` 6, the newest major that supports Node 20; ai 7 requires Node 22): `streamText` with its own multi-step tool loop, driven by `MockLanguageModelV3` from
-// `ai/test`, whose `doStream` returns `simulateReadableStream` over the provider stream parts of the
-// LanguageModelV3 spec. Both delays are `null`: no timer per chunk (the default `0` would put a
-// `setTimeout` before every chunk). The stream is still asynchronous: one `pull` per chunk.
+// `ai/test`, whose `doStream` returns a ReadableStream of the provider stream parts of the
+// LanguageModelV3 spec, pulled from the shared `asyncSource` generator every runtime reads: one
+// `pull` per part, no timers (what `simulateReadableStream` does with null delays, over the same
+// generator as the others).
 import { stepCountIs, streamText, tool } from 'ai'
-import { MockLanguageModelV3, simulateReadableStream } from 'ai/test'
+import { MockLanguageModelV3 } from 'ai/test'
 import { z } from 'zod'
-import { textDeltas, toolTurn } from '../inputs.mjs'
+import { asyncSource, textDeltas, toolTurn } from '../inputs.mjs'
 
 export const name = 'ai-sdk'
 
@@ -40,7 +41,22 @@ const toolScript = (turn) => {
   ]
 }
 
-const stream = (chunks) => ({ stream: simulateReadableStream({ chunks, initialDelayInMs: null, chunkDelayInMs: null }) })
+/** The model's stream: one part per pull, each from the async generator over `chunks`. */
+function stream(chunks) {
+  const source = asyncSource(chunks)
+  return {
+    stream: new ReadableStream({
+      async pull(controller) {
+        const { value, done } = await source.next()
+        if (done) controller.close()
+        else controller.enqueue(value)
+      },
+      cancel() {
+        return source.return(undefined).then(() => undefined)
+      },
+    }),
+  }
+}
 
 /** A mock model answering call k of a run with `scripts[k]`. */
 function scriptedModel(scripts) {
@@ -133,7 +149,7 @@ export const scenarios = {
 
   fanout(runs, { deltasPerRun }) {
     const chunks = textScript(textDeltas(deltasPerRun))
-    // Every run's model answers with the same script; simulateReadableStream emits one chunk per pull.
+    // Every run's model answers with the same script, one part per pull from its own generator.
     const model = new MockLanguageModelV3({ provider: 'bench', modelId: 'bench-1', doStream: async () => stream(chunks) })
     return async () => {
       const all = []

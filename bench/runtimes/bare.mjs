@@ -1,11 +1,7 @@
-// The floor: a bare async generator consumed by `for await`, doing only what the scenario needs.
-import { textDeltas, toolTurn } from '../inputs.mjs'
+// The floor: the shared async source (an async generator) consumed by `for await`, doing only what the scenario needs.
+import { asyncSource as stream, textDeltas, toolTurn } from '../inputs.mjs'
 
 export const name = 'bare'
-
-async function* stream(items) {
-  for (const item of items) yield item
-}
 
 async function consumeText(deltas) {
   let text = ''

@@ -5,11 +5,11 @@
 // `output` AssistantMessage is the `partial` of every event, text deltas are appended to the text block,
 // tool-call JSON fragments are accumulated in `partialJson` and re-parsed with `parseStreamingJson` per
 // fragment, and the stream ends with `done`. Like the real providers, the mock reads its events with
-// `for await` from an async iterator (the provider's SSE event iterator), so emission is asynchronous
-// (a few microtasks per event) for every scenario. No timers anywhere.
-import { agentLoop } from '@mariozechner/pi-agent-core'
+// `for await` from an async iterator (the provider's SSE event iterator): here the shared
+// `asyncSource` generator every runtime reads. No timers anywhere.
+import { Agent, agentLoop } from '@mariozechner/pi-agent-core'
 import { Type, createAssistantMessageEventStream, parseStreamingJson } from '@mariozechner/pi-ai'
-import { textDeltas, toolTurn } from '../inputs.mjs'
+import { asyncSource, lastAnswerLength, streamedTextLength, textDeltas, toolTurn } from '../inputs.mjs'
 
 export const name = 'pi-agent-core'
 
@@ -45,11 +45,6 @@ const toolScript = (turn) => {
   }
 }
 
-/** The provider's event source: pi-ai's providers read events with `for await` from an async iterator (e.g. `iterateAnthropicEvents`). */
-async function* providerEvents(events) {
-  for (const e of events) yield e
-}
-
 /** Plays one script into a pi-ai AssistantMessageEventStream, the way pi-ai/dist/providers/anthropic.js does. */
 async function play(stream, script) {
   const output = {
@@ -63,7 +58,8 @@ async function play(stream, script) {
     timestamp: Date.now(),
   }
   stream.push({ type: 'start', partial: output })
-  for await (const e of providerEvents(script.events)) {
+  // The provider's event source: pi-ai's providers read events with `for await` from an async iterator (e.g. `iterateAnthropicEvents`).
+  for await (const e of asyncSource(script.events)) {
     switch (e.t) {
       case 'textStart':
         output.content.push({ type: 'text', text: '' })
@@ -183,6 +179,40 @@ const toMessage = (m) =>
     ? { role: 'user', content: m.text, timestamp: 0 }
     : { role: 'assistant', content: [{ type: 'text', text: m.text }], api: model.api, provider: model.provider, model: model.id, usage: emptyUsage(), stopReason: 'stop', timestamp: 0 }
 
+const toolScripts = (turns) => [...Array.from({ length: turns }, (_, turn) => toolScript(turn)), textScript(['done'])]
+
+/**
+ * pi's `Agent` (built before timing) with a listener that reads the streamed message on every
+ * event, as a UI does (`agent.state.streamingMessage`); the run is one `prompt`.
+ */
+function agentRun(scripts, { tools = [], messages = [] } = {}) {
+  const agent = new Agent({
+    initialState: { systemPrompt: 'You are a benchmark.', model, tools, messages },
+    streamFn: scriptedStreamFn(scripts),
+    convertToLlm,
+    toolExecution: 'parallel',
+  })
+  let seen = 0
+  let firstDelta
+  const unsubscribe = agent.subscribe(() => {
+    const length = streamedTextLength(agent.state.streamingMessage)
+    if (length > 0 && firstDelta === undefined) firstDelta = performance.now()
+    if (length > seen) seen = length
+  })
+  const before = agent.state.messages.length
+  return async () => {
+    try {
+      await agent.prompt('go')
+    } finally {
+      unsubscribe()
+    }
+    const added = agent.state.messages.slice(before)
+    if (agent.state.errorMessage !== undefined) throw new Error(`pi Agent: ${agent.state.errorMessage}`)
+    const toolResults = added.filter((m) => m.role === 'toolResult').length
+    return { textLength: lastAnswerLength(added), toolResults, firstDelta, readerSaw: seen }
+  }
+}
+
 export const scenarios = {
   text(n, { keepText } = {}) {
     const streamFn = scriptedStreamFn([textScript(textDeltas(n))])
@@ -190,9 +220,7 @@ export const scenarios = {
   },
 
   tools(turns) {
-    const scripts = Array.from({ length: turns }, (_, turn) => toolScript(turn))
-    scripts.push(textScript(['done']))
-    const streamFn = scriptedStreamFn(scripts)
+    const streamFn = scriptedStreamFn(toolScripts(turns))
     return () => run(streamFn, context([echo]))
   },
 
@@ -211,6 +239,23 @@ export const scenarios = {
       const results = await Promise.all(all)
       return { completed: results.filter((r) => r.text.length === deltasPerRun * 4).length, live: () => null }
     }
+  },
+
+  'agent-text'(n) {
+    return agentRun([textScript(textDeltas(n))])
+  },
+
+  'agent-tools'(turns) {
+    return agentRun(toolScripts(turns), { tools: [echo] })
+  },
+
+  // pi's Agent has no default context transform: the whole history goes to the model.
+  'agent-long'(count, { history, deltas }) {
+    return agentRun([textScript(textDeltas(deltas))], { messages: history.map(toMessage) })
+  },
+
+  'agent-restore'(count, { history, deltas }) {
+    return agentRun([textScript(textDeltas(deltas))], { messages: history.map(toMessage) })
   },
 
   parallel(calls, { toolMs }) {

@@ -1,35 +1,24 @@
-// The RxJS floor: `from(array)` + `scan`, synchronous, doing only what the scenario needs.
+// The RxJS floor: `from(asyncSource(…))` (RxJS's conversion of the shared async generator) + `scan`,
+// doing only what the scenario needs.
 import { from, scan, last, lastValueFrom } from 'rxjs'
-import { textDeltas, toolTurn } from '../inputs.mjs'
+import { asyncSource, textDeltas, toolTurn } from '../inputs.mjs'
 
 export const name = 'rx-floor'
 
-const concatText = (deltas) => {
-  let text = ''
-  from(deltas)
-    .pipe(
-      scan((acc, d) => acc + d, ''),
-      last(),
-    )
-    .subscribe((t) => (text = t))
+const concatText = async (deltas) => {
+  const text = await lastValueFrom(from(asyncSource(deltas)).pipe(scan((acc, d) => acc + d, ''), last()))
   return { text, toolResults: 0 }
 }
 
-const countText = (deltas) => {
-  let textLength = 0
-  from(deltas)
-    .pipe(
-      scan((acc, d) => acc + d.length, 0),
-      last(),
-    )
-    .subscribe((n) => (textLength = n))
+const countText = async (deltas) => {
+  const textLength = await lastValueFrom(from(asyncSource(deltas)).pipe(scan((acc, d) => acc + d.length, 0), last()))
   return { textLength, toolResults: 0 }
 }
 
 export const scenarios = {
   text(n, { keepText = true } = {}) {
     const deltas = textDeltas(n)
-    return keepText ? async () => concatText(deltas) : async () => countText(deltas)
+    return keepText ? () => concatText(deltas) : () => countText(deltas)
   },
 
   tools(turns) {
@@ -45,7 +34,7 @@ export const scenarios = {
       let text = ''
       for (const script of scripts) {
         const turn = await lastValueFrom(
-          from(script).pipe(
+          from(asyncSource(script)).pipe(
             scan(
               (acc, c) => {
                 if (c.type === 'text') acc.text += c.text
@@ -67,6 +56,6 @@ export const scenarios = {
 
   long(count, { deltas }) {
     const d = textDeltas(deltas)
-    return async () => concatText(d)
+    return () => concatText(d)
   },
 }

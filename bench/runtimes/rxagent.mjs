@@ -1,29 +1,24 @@
-// rxagent, driven by its own mock model (the scripted model of rxagent/marbles).
-import { Observable, finalize } from 'rxjs'
+// rxagent, driven by its own mock model (the scripted model of rxagent/marbles), reading the
+// same asynchronous source as every other runtime: each scripted response is
+// `fromAsyncIterable(asyncSource(chunks))`, rxagent's documented conversion of an async iterable for a
+// custom streamFn (one chunk per `for await` step). Two extra, labelled rows: `textfrom` reads the same
+// generator through RxJS's own `from()` (what a user who skips the helper writes; RxJS's Node build is
+// ES5, its async-iterable path runs on generator helpers), and `textsync` plays the script
+// synchronously (`from(array)`).
+import { from, finalize } from 'rxjs'
 import * as t from 'io-ts'
-import { agentLoop, defineTool, userMessage, assistantMessage } from '../../dist/src/index.js'
+import { Agent, agentLoop, defineTool, fromAsyncIterable, userMessage, assistantMessage } from '../../dist/src/index.js'
 import { chunk, scriptedModel } from '../../dist/marbles/index.js'
-import { textDeltas, toolTurn } from '../inputs.mjs'
+import { asyncSource, lastAnswerLength, streamedTextLength, textDeltas, toolTurn } from '../inputs.mjs'
 
 export const name = 'rxagent'
 
-/** Emits `items` one per microtask; stops scheduling the moment it is unsubscribed. */
-const microtaskStream = (items) =>
-  new Observable((subscriber) => {
-    let i = 0
-    let stopped = false
-    const step = () => {
-      if (stopped) return
-      if (i < items.length) {
-        subscriber.next(items[i++])
-        queueMicrotask(step)
-      } else subscriber.complete()
-    }
-    queueMicrotask(step)
-    return () => {
-      stopped = true
-    }
-  })
+/** The shared async source as rxagent reads it (`rxjs`: through RxJS's `from` instead). */
+const play = (script, via = 'rxagent') => (via === 'rxjs' ? from(asyncSource(script)) : fromAsyncIterable(asyncSource(script)))
+
+/** A scripted model whose call k plays `scripts[k]`: from the shared async source, or (`sync`) synchronously. */
+const mockModel = (scripts, { sync = false, via = 'rxagent' } = {}) =>
+  scriptedModel(sync ? scripts : scripts.map((script) => () => play(script, via)), { recordRequests: false })
 
 const context = (tools = [], messages = []) => ({ systemPrompt: 'You are a benchmark.', messages, tools })
 const prompt = userMessage('go')
@@ -65,6 +60,69 @@ function consume(run$, keepText = true) {
   )
 }
 
+const toMessages = (history) => history.map((m) => (m.role === 'user' ? userMessage(m.text) : assistantMessage(m.text)))
+
+/**
+ * A UI's reader: on every change it reads the streamed message's text length (and notes when it
+ * first saw text). `read` is called with the message being streamed, or undefined.
+ */
+function uiReader() {
+  const reader = {
+    seen: 0,
+    updates: 0,
+    firstDelta: undefined,
+    read(message) {
+      reader.updates++
+      const length = streamedTextLength(message)
+      if (length > 0 && reader.firstDelta === undefined) reader.firstDelta = performance.now()
+      if (length > reader.seen) reader.seen = length
+    },
+  }
+  return reader
+}
+
+/** `agentLoop` with the UI reader fed by `messageUpdate` events (the loop has no `state$`; this is the same data). */
+function readLoop(run$) {
+  const reader = uiReader()
+  let answer = 0
+  let toolResults = 0
+  return new Promise((resolve, reject) =>
+    run$.subscribe({
+      next: (e) => {
+        if (e.type === 'messageUpdate') reader.read(e.message)
+        else if (e.type === 'messageEnd' && e.message.role === 'assistant') answer = streamedTextLength(e.message)
+        else if (e.type === 'toolExecutionEnd') toolResults++
+      },
+      error: reject,
+      complete: () => resolve({ textLength: answer, toolResults, firstDelta: reader.firstDelta, readerSaw: reader.seen }),
+    }),
+  )
+}
+
+/**
+ * An `Agent` (built before timing) with a `state$` subscriber reading the streamed message on every
+ * emission, as a UI does; the run is one `prompt`. Public API only: `new Agent`, `state$`, `prompt`, `state`.
+ */
+function agentRun(scripts, { tools = [], messages = [] } = {}) {
+  const model = mockModel(scripts)
+  const agent = new Agent({ systemPrompt: 'You are a benchmark.', model: model.model, streamFn: model.streamFn, tools, messages })
+  const reader = uiReader()
+  const before = agent.state.messages.length
+  const subscription = agent.state$.subscribe((state) => reader.read(state.streamMessage))
+  return async () => {
+    try {
+      await agent.prompt('go')
+    } finally {
+      subscription.unsubscribe()
+    }
+    const added = agent.state.messages.slice(before)
+    const toolResults = added.filter((m) => m.role === 'toolResult').length
+    return { textLength: lastAnswerLength(added), toolResults, firstDelta: reader.firstDelta, readerSaw: reader.seen }
+  }
+}
+
+const toolScripts = (turns) => [...Array.from({ length: turns }, (_, turn) => toolScript(turn)), textScript(['done'])]
+
 const echo = defineTool({
   name: 'echo',
   description: 'Echoes its value.',
@@ -82,30 +140,38 @@ const sleeper = (ms) =>
 
 export const scenarios = {
   text(n, { keepText } = {}) {
-    const model = scriptedModel([textScript(textDeltas(n))], { recordRequests: false })
+    const model = mockModel([textScript(textDeltas(n))])
     return () => consume(agentLoop(prompt, context(), { model: model.model, streamFn: model.streamFn }), keepText)
   },
 
+  /** TEXT with the async source read through RxJS's `from()`: an extra row, rxagent only. */
+  textfrom(n) {
+    const model = mockModel([textScript(textDeltas(n))], { via: 'rxjs' })
+    return () => consume(agentLoop(prompt, context(), { model: model.model, streamFn: model.streamFn }))
+  },
+
+  /** TEXT with the script played synchronously (`from(array)`): an extra row, rxagent only. */
+  textsync(n) {
+    const model = mockModel([textScript(textDeltas(n))], { sync: true })
+    return () => consume(agentLoop(prompt, context(), { model: model.model, streamFn: model.streamFn }))
+  },
+
   tools(turns) {
-    const scripts = Array.from({ length: turns }, (_, turn) => toolScript(turn))
-    scripts.push(textScript(['done']))
-    const model = scriptedModel(scripts, { recordRequests: false })
+    const model = mockModel(toolScripts(turns))
     return () => consume(agentLoop(prompt, context([echo]), { model: model.model, streamFn: model.streamFn }))
   },
 
   long(count, { history, deltas }) {
-    const messages = history.map((m) => (m.role === 'user' ? userMessage(m.text) : assistantMessage(m.text)))
-    const model = scriptedModel([textScript(textDeltas(deltas))], { recordRequests: false })
+    const messages = toMessages(history)
+    const model = mockModel([textScript(textDeltas(deltas))])
     return () => consume(agentLoop(prompt, context([], messages), { model: model.model, streamFn: model.streamFn }))
   },
 
   fanout(runs, { deltasPerRun }) {
     const script = textScript(textDeltas(deltasPerRun))
     let live = 0
-    // Each model emits asynchronously: one microtask per chunk, like an async iterator. (Not
-    // `observeOn(asapScheduler)`: RxJS's asap queue is shared by all runs and costs O(queue) per
-    // action, which turns 1,000 concurrent streams quadratic.)
-    const streamFn = () => microtaskStream(script)
+    // Every run's model answers with the same script, each from its own async generator.
+    const streamFn = () => play(script)
     const model = scriptedModel([script]).model
     const run = async () => {
       const all = []
@@ -119,13 +185,46 @@ export const scenarios = {
     return run
   },
 
+  'reader-text'(n) {
+    const model = mockModel([textScript(textDeltas(n))])
+    return () => readLoop(agentLoop(prompt, context(), { model: model.model, streamFn: model.streamFn }))
+  },
+
+  'reader-tools'(turns) {
+    const model = mockModel(toolScripts(turns))
+    return () => readLoop(agentLoop(prompt, context([echo]), { model: model.model, streamFn: model.streamFn }))
+  },
+
+  'reader-long'(count, { history, deltas }) {
+    const model = mockModel([textScript(textDeltas(deltas))])
+    return () => readLoop(agentLoop(prompt, context([], toMessages(history)), { model: model.model, streamFn: model.streamFn }))
+  },
+
+  'agent-text'(n) {
+    return agentRun([textScript(textDeltas(n))])
+  },
+
+  'agent-tools'(turns) {
+    return agentRun(toolScripts(turns), { tools: [echo] })
+  },
+
+  // With the Agent's default context (the sliding window).
+  'agent-long'(count, { history, deltas }) {
+    return agentRun([textScript(textDeltas(deltas))], { messages: toMessages(history) })
+  },
+
+  // A conversation of `count` messages restored (`new Agent({ messages })`), then one short prompt.
+  'agent-restore'(count, { history, deltas }) {
+    return agentRun([textScript(textDeltas(deltas))], { messages: toMessages(history) })
+  },
+
   parallel(calls, { toolMs }) {
     const first = [
       chunk.start('m', 'bench'),
       ...Array.from({ length: calls }, (_, i) => [chunk.toolStart(`c${i}`, 'sleep'), chunk.args(`c${i}`, JSON.stringify({ i })), chunk.toolEnd(`c${i}`)]).flat(),
       chunk.stop('toolUse'),
     ]
-    const model = scriptedModel([first, textScript(['done'])], { recordRequests: false })
+    const model = mockModel([first, textScript(['done'])])
     return () => consume(agentLoop(prompt, context([sleeper(toolMs)]), { model: model.model, streamFn: model.streamFn }))
   },
 }

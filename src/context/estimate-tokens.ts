@@ -68,8 +68,8 @@ function isMessage(item: AgentMessage | Content): item is AgentMessage {
  * Estimated tokens of a message (its blocks plus {@link MESSAGE_OVERHEAD_TOKENS};
  * 0 for a custom message) or of one content block. See the module comment for
  * the heuristic. Pure and cheap, but linear in the message's size: callers that
- * estimate the same history every turn should cache by message object, as
- * `slidingWindow` does.
+ * estimate the same history every turn should keep what they computed, as
+ * `slidingWindow` does (running totals per transcript, see `token-sums.ts`).
  */
 export function estimateTokens(item: AgentMessage | Content): number {
   if (!isMessage(item)) return estimateContent(item)

@@ -8,6 +8,7 @@ import type { TurnState } from '../turn/turn-state.js'
 import type { CompactionEvent } from '../types/event.js'
 import type { AgentMessage, LlmMessage } from '../types/message.js'
 import { cachedEstimate, estimateTokens, type EstimateTokens } from './estimate-tokens.js'
+import { tokenSums } from './token-sums.js'
 
 /** What a window dropped. The transcript itself is never changed; only what the model sees. */
 export interface CompactionReport {
@@ -66,7 +67,7 @@ export interface SlidingWindowOptions {
    * them is an assistant message with tool calls, its results are kept too.
    */
   readonly keepFirst?: number
-  /** How a message is estimated (default {@link estimateTokens}); cached per message object. */
+  /** How a message is estimated (default {@link estimateTokens}); a given one is cached per message object. */
   readonly estimate?: EstimateTokens
   /** Told whenever the window drops something; not told by {@link SlidingWindow.compact}. */
   readonly onCompaction?: (report: CompactionReport) => void
@@ -130,8 +131,11 @@ const startsUnit = (message: AgentMessage): boolean => message.role === 'user' |
  * budget (the report then says `overBudget`). When nothing is dropped, the
  * input array itself is returned.
  *
- * Cost per turn: one pass over the messages, with estimates cached per
- * message object, so a long transcript is estimated once, not every turn.
+ * Cost per turn: the new messages since a transcript it has seen (each
+ * estimated once, the running totals kept; see `token-sums.ts`), a bisection
+ * for the cut, and the copy of what is kept. Not the history: with 5,000
+ * messages, a turn of an unchanged or appended transcript does not estimate
+ * or even read the older ones.
  *
  * @example
  * const window = slidingWindow({ maxTokens: 30_000, onCompaction: (r) => log(r) })
@@ -140,11 +144,14 @@ const startsUnit = (message: AgentMessage): boolean => message.role === 'user' |
 export function slidingWindow(options: SlidingWindowOptions = {}): SlidingWindow {
   const { maxTokens, overflowMaxTokens } = windowBudgets(options)
   const keepFirst = options.keepFirst ?? 2
-  const estimate = cachedEstimate(options.estimate ?? estimateTokens)
+  // The default estimate is cheaper than a WeakMap entry per message (a fresh 5,000-message transcript:
+  // 0.6 ms through the per-message cache, most of the time to the first delta), and the running totals
+  // already spare it a second time; a caller's estimate (a tokenizer, say) is cached per message too.
+  const sums = tokenSums(options.estimate === undefined ? estimateTokens : cachedEstimate(options.estimate))
   const compact = (messages: readonly AgentMessage[], info?: WindowInfo): WindowResult => {
     const overflow = info?.overflow === true
     const budgets = info?.contextWindow === undefined ? { maxTokens, overflowMaxTokens } : windowBudgets(options, info.contextWindow)
-    return windowOf(messages, overflow ? budgets.overflowMaxTokens : budgets.maxTokens, overflow, keepFirst, estimate)
+    return windowOf(messages, overflow ? budgets.overflowMaxTokens : budgets.maxTokens, overflow, keepFirst, sums)
   }
   const window = (messages: readonly AgentMessage[], info: WindowInfo): readonly AgentMessage[] => {
     const result = compact(messages, info)
@@ -159,7 +166,7 @@ function windowOf(
   budget: number,
   overflow: boolean,
   keepFirst: number,
-  estimate: EstimateTokens,
+  sumsOf: (messages: readonly AgentMessage[]) => readonly number[],
 ): WindowResult {
   const n = messages.length
   let head = Math.min(Math.max(0, keepFirst), n)
@@ -167,10 +174,10 @@ function windowOf(
   if (head > 0) while (head < n && !startsUnit(messages[head]!)) head++
   if (head >= n) return { messages }
 
-  let headTokens = 0
-  for (let i = 0; i < head; i++) headTokens += estimate(messages[i]!)
-  let total = headTokens
-  for (let i = head; i < n; i++) total += estimate(messages[i]!)
+  // sums[i]: the tokens of messages[0..i), kept from turn to turn (see token-sums.ts).
+  const sums = sumsOf(messages)
+  const headTokens = sums[head]!
+  const total = sums[n]!
   if (total <= budget) return { messages }
 
   // With keepFirst 0 the transcript may open on orphan results or custom messages:
@@ -178,24 +185,28 @@ function windowOf(
   let firstUnit = head
   while (firstUnit < n && !startsUnit(messages[firstUnit]!)) firstUnit++
 
-  // Walk back from the end over whole units; the first unit met is the newest, kept whatever it costs.
-  let suffix = 0
-  let cut = -1
-  let cutSuffix = 0
-  for (let i = n - 1; i > firstUnit; i--) {
-    suffix += estimate(messages[i]!)
-    if (!startsUnit(messages[i]!)) continue
-    if (cut !== -1 && headTokens + suffix > budget) break
-    cut = i
-    cutSuffix = suffix
-  }
+  // The newest unit is kept whatever it costs; older units while the head and the kept tail fit.
+  // A tail from i costs total - sums[i], which only shrinks as i grows: the cut is the first unit
+  // start at or after the first i > firstUnit whose tail fits, found by bisection, else the newest unit.
+  let newest = n - 1
+  while (newest > firstUnit && !startsUnit(messages[newest]!)) newest--
   // The newest unit is the first one after the head: there is nothing between to drop.
-  if (cut === -1) return { messages }
+  if (newest <= firstUnit) return { messages }
+  let low = firstUnit + 1
+  let high = newest
+  const need = total + headTokens - budget
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if (sums[mid]! >= need) high = mid
+    else low = mid + 1
+  }
+  let cut = low
+  while (cut < newest && !startsUnit(messages[cut]!)) cut++
 
   const kept = new Array<AgentMessage>(head + n - cut)
   for (let i = 0; i < head; i++) kept[i] = messages[i]!
   for (let i = cut; i < n; i++) kept[head + i - cut] = messages[i]!
-  const keptTokens = headTokens + cutSuffix
+  const keptTokens = headTokens + total - sums[cut]!
   return {
     messages: kept,
     report: {

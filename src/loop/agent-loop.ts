@@ -3,7 +3,7 @@
  * the composition of the stages in `operators/`; this file only wires them
  * and decides, between turns, whether another one follows.
  */
-import { asyncScheduler, defer, NEVER, Observable, type SchedulerLike } from 'rxjs'
+import { asyncScheduler, defer, NEVER, Observable, type SchedulerLike, type Subscriber } from 'rxjs'
 import { decideContinuation } from '../../operators/decide-continuation.js'
 import { dispatchTools } from '../../operators/dispatch-tools.js'
 import { endTurn } from '../../operators/end-turn.js'
@@ -31,6 +31,8 @@ import { MessageQueue, type MessageSource, type QueueMode } from './message-queu
 import { runTurns, type AfterTurn } from './run-turns.js'
 import { linked } from '../rx/linked-observer.js'
 import { validTranscript } from '../types/settle.js'
+import { eventsTo, type EventRelay, type EventSink } from '../turn/event-relay.js'
+import { resident, unused } from '../rx/resident.js'
 
 /** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
 export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 128
@@ -189,6 +191,27 @@ function aborted(signal: AbortSignal): Observable<void> {
   })
 }
 
+/**
+ * The run's events out; its last state ends it. A class, so that its per-token
+ * `next` keeps its optimized code (see `linked`); a relay of events (see
+ * `event-relay.ts`).
+ */
+class RunOutput implements EventRelay {
+  readonly eventsTo: EventSink
+
+  constructor(
+    subscriber: Subscriber<AgentEvent>,
+    private readonly finish: (state: TurnState) => void,
+  ) {
+    this.eventsTo = eventsTo(subscriber)
+  }
+
+  next(item: TurnItem): void {
+    if (isTurnState(item)) this.finish(item)
+    else this.eventsTo.next(item)
+  }
+}
+
 function resultOf(state: TurnState): AgentResult {
   const stop = state.stop
   const stopReason = stop?.reason ?? state.assistant?.stopReason ?? 'stop'
@@ -297,9 +320,7 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
         return () => connections.forEach((c) => c?.unsubscribe())
       }
       subscriber.add(() => connections.forEach((c) => c?.unsubscribe()))
-      runTurns(first, turn, after, { checkProtocol: true }).subscribe(
-        linked<TurnItem>(subscriber, { next: (item) => (isTurnState(item) ? finish(item) : subscriber.next(item)) }),
-      )
+      runTurns(first, turn, after, { checkProtocol: true }).subscribe(linked<TurnItem>(subscriber, new RunOutput(subscriber, finish)))
     })
   })
 }
@@ -345,3 +366,9 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
     return run(settled, [], config)
   })
 }
+
+// Hidden classes that outlive a run (see `resident`): the run's output, and what RxJS builds when
+// an app subscribes to a run with an observer (a SafeSubscriber and its ConsumerObserver, which
+// every event passes through).
+resident(new RunOutput(unused, unused))
+resident(NEVER.subscribe({ next: () => undefined }))

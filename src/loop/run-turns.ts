@@ -9,10 +9,12 @@
  * and no scheduling; a turn that ends asynchronously feeds the next one from
  * where it ended.
  */
-import { Observable, Subject } from 'rxjs'
+import { Observable, Subject, type Subscriber } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
 import { droppedState, endOfTurnViolation, secondState, TurnProtocolError, withLedger, type TurnLedger } from '../turn/turn-protocol.js'
 import { isTurnState, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
+import { eventsTo, type EventRelay, type EventSink } from '../turn/event-relay.js'
+import { resident, unused } from '../rx/resident.js'
 
 /** What follows a turn: another one from `state`, or the end, with `state` as the run's last. */
 export type AfterTurn = { readonly next: TurnState } | { readonly end: TurnState }
@@ -47,76 +49,99 @@ export function runTurns(
 ): Observable<TurnItem> {
   const checked = options.checkProtocol === true
   return new Observable<TurnItem>((subscriber) => {
-    // A Subject, so that a pipeline may subscribe to the states more than once (a partition).
-    const states = new Subject<TurnItem>()
-    let queued: TurnState | undefined = first
-    // The turn whose state is in the pipeline, if any.
-    let inFlight: number | undefined
-    let feeding = false
+    const runner = new TurnRunner(subscriber, first, after, checked)
+    // `states` never completes: the run ends when a turn's state says so.
+    withLedger(runner.ledger, () => turn(runner.states.asObservable()).subscribe(linked<TurnItem>(subscriber, runner)))
+    runner.feedQueued()
+  })
+}
 
-    /** After the work a state set off has returned: a state neither out nor held by a stage was dropped. */
-    const checkHeld = (): void => {
-      if (checked && inFlight !== undefined && ledger.held <= 0 && !subscriber.closed) subscriber.error(droppedState(inFlight, ledger))
-    }
-    const ledger: TurnLedger = {
+/**
+ * One run of {@link runTurns}: feeds the states and handles what the pipeline
+ * emits. A class rather than closures: every streamed token passes through
+ * `next`, and a prototype method keeps its optimized code from run to run
+ * (see `linked`). A relay of events (see `event-relay.ts`).
+ */
+class TurnRunner implements EventRelay {
+  /** A Subject, so that a pipeline may subscribe to the states more than once (a partition). */
+  readonly states = new Subject<TurnItem>()
+  readonly ledger: TurnLedger
+  readonly eventsTo: EventSink
+  /** The turn whose state is in the pipeline, if any. */
+  private inFlight: number | undefined
+  private feeding = false
+
+  constructor(
+    private readonly subscriber: Subscriber<TurnItem>,
+    private queued: TurnState | undefined,
+    private readonly after: (final: TurnState) => AfterTurn,
+    private readonly checked: boolean,
+  ) {
+    this.eventsTo = eventsTo(subscriber)
+    this.ledger = {
       held: 0,
       lastStage: undefined,
       settle: () => {
         // While feeding, the feed loop checks once `states.next` returns.
-        if (!feeding) checkHeld()
+        if (!this.feeding) this.checkHeld()
       },
     }
+  }
 
-    const feedQueued = (): void => {
-      if (feeding) return
-      feeding = true
-      while (queued !== undefined && !subscriber.closed) {
-        const state: TurnState = queued
-        queued = undefined
-        inFlight = state.turnIndex
-        ledger.held = 0
-        ledger.lastStage = undefined
-        states.next(state)
-        checkHeld()
-      }
-      feeding = false
+  /** After the work a state set off has returned: a state neither out nor held by a stage was dropped. */
+  private checkHeld(): void {
+    const { ledger, inFlight, subscriber } = this
+    if (this.checked && inFlight !== undefined && ledger.held <= 0 && !subscriber.closed) subscriber.error(droppedState(inFlight, ledger))
+  }
+
+  feedQueued(): void {
+    if (this.feeding) return
+    this.feeding = true
+    while (this.queued !== undefined && !this.subscriber.closed) {
+      const state: TurnState = this.queued
+      this.queued = undefined
+      this.inFlight = state.turnIndex
+      this.ledger.held = 0
+      this.ledger.lastStage = undefined
+      this.states.next(state)
+      this.checkHeld()
     }
+    this.feeding = false
+  }
 
-    // `states` never completes: the run ends when a turn's state says so.
-    withLedger(ledger, () =>
-      turn(states.asObservable()).subscribe(
-        linked<TurnItem>(subscriber, {
-          next: (item) => {
-            if (!isTurnState(item)) {
-              subscriber.next(item)
-              return
-            }
-            if (inFlight !== item.turnIndex) {
-              subscriber.error(secondState(item.turnIndex, inFlight, ledger))
-              return
-            }
-            inFlight = undefined
-            const violation = checked ? endOfTurnViolation(item, ledger) : undefined
-            if (violation !== undefined) {
-              subscriber.error(violation)
-              return
-            }
-            const following = after(item)
-            if ('end' in following) {
-              subscriber.next(following.end)
-              subscriber.complete()
-              return
-            }
-            queued = following.next
-            // Inside `states.next` (a turn that ended synchronously) the loop above feeds it.
-            feedQueued()
-          },
-          complete: () => {
-            if (!subscriber.closed) subscriber.error(new TurnProtocolError('the turn pipeline completed before the run ended (a custom operator completed it)'))
-          },
-        }),
-      ),
-    )
-    feedQueued()
-  })
+  /** Every streamed token passes here: one check, then a plain forward. */
+  next(item: TurnItem): void {
+    if (isTurnState(item)) this.onState(item)
+    else this.eventsTo.next(item)
+  }
+
+  complete(): void {
+    if (!this.subscriber.closed) this.subscriber.error(new TurnProtocolError('the turn pipeline completed before the run ended (a custom operator completed it)'))
+  }
+
+  private onState(item: TurnState): void {
+    const subscriber = this.subscriber
+    if (this.inFlight !== item.turnIndex) {
+      subscriber.error(secondState(item.turnIndex, this.inFlight, this.ledger))
+      return
+    }
+    this.inFlight = undefined
+    const violation = this.checked ? endOfTurnViolation(item, this.ledger) : undefined
+    if (violation !== undefined) {
+      subscriber.error(violation)
+      return
+    }
+    const following = this.after(item)
+    if ('end' in following) {
+      subscriber.next(following.end)
+      subscriber.complete()
+      return
+    }
+    this.queued = following.next
+    // Inside `states.next` (a turn that ended synchronously) the loop above feeds it.
+    this.feedQueued()
+  }
 }
+
+// Its hidden class outlives a run (see `resident`).
+resident(new TurnRunner(unused, undefined, unused, false))

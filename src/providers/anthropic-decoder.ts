@@ -23,7 +23,7 @@ import { MessageFold } from '../stream/message-fold.js'
 import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
-import { countAt, isRecord, recordAt, stringAt, type Json } from './json.js'
+import { asCount, asRecord, countAt, isRecord, stringOf, type Json } from './json.js'
 
 export { isRecord, type Json } from './json.js'
 
@@ -90,7 +90,7 @@ const noCounts = (): Counts => ({ input: 0, output: 0, cacheRead: 0, cacheWrite:
 function readCounts(usage: Json | undefined, base: Counts): Counts {
   if (usage === undefined) return base
   const extra = { ...base.extra }
-  const server = recordAt(usage, 'server_tool_use')
+  const server = asRecord(usage['server_tool_use'])
   if (server !== undefined) {
     for (const key of Object.keys(server)) {
       const n = countAt(server, key)
@@ -98,10 +98,10 @@ function readCounts(usage: Json | undefined, base: Counts): Counts {
     }
   }
   return {
-    input: countAt(usage, 'input_tokens') ?? base.input,
-    output: countAt(usage, 'output_tokens') ?? base.output,
-    cacheRead: countAt(usage, 'cache_read_input_tokens') ?? base.cacheRead,
-    cacheWrite: countAt(usage, 'cache_creation_input_tokens') ?? base.cacheWrite,
+    input: asCount(usage['input_tokens']) ?? base.input,
+    output: asCount(usage['output_tokens']) ?? base.output,
+    cacheRead: asCount(usage['cache_read_input_tokens']) ?? base.cacheRead,
+    cacheWrite: asCount(usage['cache_creation_input_tokens']) ?? base.cacheWrite,
     extra,
   }
 }
@@ -185,9 +185,9 @@ export class AnthropicDecoder implements WireDecoder {
 
   /** Handles one event's JSON; `name` is the SSE event name, used when the JSON has no `type`. */
   handle(json: Json, name?: string): ProviderChunk[] {
-    const type = stringAt(json, 'type') ?? name
+    const type = stringOf(json['type']) ?? name
     if (type === 'ping') return []
-    if (type === 'error') throw this.errorOf(recordAt(json, 'error'))
+    if (type === 'error') throw this.errorOf(asRecord(json['error']))
     if (this.phase === 'done') throw protocolError(ANTHROPIC, `'${String(type)}' arrived after 'message_stop'`)
     if (type === 'message_start') return this.messageStart(json)
     if (this.phase === 'before') throw protocolError(ANTHROPIC, `'${String(type)}' arrived before 'message_start'`)
@@ -198,7 +198,7 @@ export class AnthropicDecoder implements WireDecoder {
       case 'content_block_delta':
         return this.blockDelta(json)
       case 'content_block_stop':
-        return this.blockStop(countAt(json, 'index'))
+        return this.blockStop(asCount(json['index']))
       case 'message_delta':
         this.messageDelta(json)
         return []
@@ -211,15 +211,15 @@ export class AnthropicDecoder implements WireDecoder {
   }
 
   private errorOf(error: Json | undefined): ProviderError {
-    const code = stringAt(error, 'type')
-    const message = stringAt(error, 'message') ?? 'unknown error'
+    const code = stringOf(error?.['type'])
+    const message = stringOf(error?.['message']) ?? 'unknown error'
     return streamError(ANTHROPIC, code, message, anthropicErrorKind(code))
   }
 
   private messageStart(json: Json): ProviderChunk[] {
-    const message = recordAt(json, 'message')
+    const message = asRecord(json['message'])
     if (message === undefined) throw protocolError(ANTHROPIC, "'message_start' has no message")
-    const id = stringAt(message, 'id') ?? ''
+    const id = stringOf(message['id']) ?? ''
     const out: ProviderChunk[] = []
     if (this.phase === 'streaming') {
       // A repeat with nothing in between is the same response announced twice.
@@ -242,8 +242,8 @@ export class AnthropicDecoder implements WireDecoder {
     this.phase = 'streaming'
     this.startId = id
     this.dirty = false
-    out.push({ type: 'messageStart', id, model: stringAt(message, 'model') ?? '' })
-    this.counts = readCounts(recordAt(message, 'usage'), this.counts)
+    out.push({ type: 'messageStart', id, model: stringOf(message['model']) ?? '' })
+    this.counts = readCounts(asRecord(message['usage']), this.counts)
     const early = usageDelta(this.counts, this.sent)
     if (early !== undefined) out.push(early)
     // A message announced already finished (programmatic tool calling) lists its content here.
@@ -256,36 +256,36 @@ export class AnthropicDecoder implements WireDecoder {
       }
       if (content.length > 0) this.dirty = true
     }
-    this.stopReason = stringAt(message, 'stop_reason') ?? undefined
+    this.stopReason = stringOf(message['stop_reason']) ?? undefined
     return out
   }
 
   private blockStart(json: Json): ProviderChunk[] {
-    const index = countAt(json, 'index')
-    const block = recordAt(json, 'content_block')
+    const index = asCount(json['index'])
+    const block = asRecord(json['content_block'])
     if (index === undefined || block === undefined) throw protocolError(ANTHROPIC, "'content_block_start' without an index or a block")
     const out: ProviderChunk[] = []
     switch (block['type']) {
       case 'text': {
-        const text = stringAt(block, 'text') ?? ''
+        const text = stringOf(block['text']) ?? ''
         if (text !== '') out.push({ type: 'textDelta', text })
         const citations = Array.isArray(block['citations']) ? [...(block['citations'] as unknown[])] : []
         this.blocks.set(index, { kind: 'text', citations })
         break
       }
       case 'thinking': {
-        const thinking = stringAt(block, 'thinking') ?? ''
+        const thinking = stringOf(block['thinking']) ?? ''
         if (thinking !== '') out.push({ type: 'thinkingDelta', text: thinking })
-        this.blocks.set(index, { kind: 'thinking', signature: stringAt(block, 'signature') ?? '' })
+        this.blocks.set(index, { kind: 'thinking', signature: stringOf(block['signature']) ?? '' })
         break
       }
       case 'redacted_thinking':
-        out.push({ type: 'thinkingRedacted', data: stringAt(block, 'data') ?? '' })
+        out.push({ type: 'thinkingRedacted', data: stringOf(block['data']) ?? '' })
         this.blocks.set(index, { kind: 'redacted' })
         break
       case 'tool_use': {
-        const id = stringAt(block, 'id')
-        const name = stringAt(block, 'name')
+        const id = stringOf(block['id'])
+        const name = stringOf(block['name'])
         if (id === undefined || name === undefined) throw protocolError(ANTHROPIC, "a 'tool_use' block without an id or a name")
         out.push({ type: 'toolUseStart', id, name })
         this.calledTools = true
@@ -299,27 +299,27 @@ export class AnthropicDecoder implements WireDecoder {
   }
 
   private blockDelta(json: Json): ProviderChunk[] {
-    const index = countAt(json, 'index')
-    const delta = recordAt(json, 'delta')
+    const index = asCount(json['index'])
+    const delta = asRecord(json['delta'])
     const open = index === undefined ? undefined : this.blocks.get(index)
     if (open === undefined || delta === undefined) throw protocolError(ANTHROPIC, `'content_block_delta' for block ${String(index)}, which is not open`)
     switch (delta['type']) {
       case 'text_delta': {
-        const text = stringAt(delta, 'text') ?? ''
+        const text = stringOf(delta['text']) ?? ''
         if (open.kind === 'text') return text === '' ? [] : [{ type: 'textDelta', text }]
         break
       }
       case 'thinking_delta': {
-        const text = stringAt(delta, 'thinking') ?? ''
+        const text = stringOf(delta['thinking']) ?? ''
         if (open.kind === 'thinking') return text === '' ? [] : [{ type: 'thinkingDelta', text }]
         break
       }
       case 'signature_delta':
         // Sent at the block's end; buffered so that one chunk closes the block.
-        if (open.kind === 'thinking') open.signature += stringAt(delta, 'signature') ?? ''
+        if (open.kind === 'thinking') open.signature += stringOf(delta['signature']) ?? ''
         return []
       case 'input_json_delta': {
-        const fragment = stringAt(delta, 'partial_json') ?? ''
+        const fragment = stringOf(delta['partial_json']) ?? ''
         if (open.kind === 'tool') {
           if (fragment === '') return []
           open.sentArgs = true
@@ -371,15 +371,15 @@ export class AnthropicDecoder implements WireDecoder {
   }
 
   private messageDelta(json: Json): void {
-    const delta = recordAt(json, 'delta')
-    const reason = stringAt(delta, 'stop_reason')
+    const delta = asRecord(json['delta'])
+    const reason = stringOf(delta?.['stop_reason'])
     if (reason !== undefined) this.stopReason = reason
-    this.counts = readCounts(recordAt(json, 'usage'), this.counts)
-    const details = recordAt(delta, 'stop_details')
+    this.counts = readCounts(asRecord(json['usage']), this.counts)
+    const details = asRecord(delta?.['stop_details'])
     if (details !== undefined) this.meta.push({ type: 'extension', typeName: `${metaPrefix}stop_details`, data: details })
-    const container = recordAt(delta, 'container')
+    const container = asRecord(delta?.['container'])
     if (container !== undefined) this.meta.push({ type: 'extension', typeName: `${metaPrefix}container`, data: container })
-    const management = recordAt(json, 'context_management')
+    const management = asRecord(json['context_management'])
     const edits = management?.['applied_edits']
     if (management !== undefined && Array.isArray(edits) && edits.length > 0) {
       this.meta.push({ type: 'extension', typeName: `${metaPrefix}context_management`, data: management })
@@ -403,25 +403,25 @@ export class AnthropicDecoder implements WireDecoder {
 export function completeBlock(block: Json): ProviderChunk[] {
   switch (block['type']) {
     case 'text': {
-      const text = stringAt(block, 'text') ?? ''
+      const text = stringOf(block['text']) ?? ''
       const out: ProviderChunk[] = text === '' ? [] : [{ type: 'textDelta', text }]
       const citations = block['citations']
       if (Array.isArray(citations) && citations.length > 0) out.push({ type: 'extension', typeName: `${metaPrefix}citations`, data: { type: 'citations', citations } })
       return out
     }
     case 'thinking': {
-      const thinking = stringAt(block, 'thinking') ?? ''
-      const signature = stringAt(block, 'signature') ?? ''
+      const thinking = stringOf(block['thinking']) ?? ''
+      const signature = stringOf(block['signature']) ?? ''
       const out: ProviderChunk[] = []
       if (thinking !== '') out.push({ type: 'thinkingDelta', text: thinking })
       if (signature !== '') out.push({ type: 'thinkingSignature', signature })
       return out
     }
     case 'redacted_thinking':
-      return [{ type: 'thinkingRedacted', data: stringAt(block, 'data') ?? '' }]
+      return [{ type: 'thinkingRedacted', data: stringOf(block['data']) ?? '' }]
     case 'tool_use': {
-      const id = stringAt(block, 'id')
-      const name = stringAt(block, 'name')
+      const id = stringOf(block['id'])
+      const name = stringOf(block['name'])
       if (id === undefined || name === undefined) throw protocolError(ANTHROPIC, "a 'tool_use' block without an id or a name")
       const args = argsJson(block['input'])
       return [

@@ -33,7 +33,7 @@ import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
 import type { ProviderError } from '../types/provider-error.js'
 import { openaiCompat, type Compat } from './openai-chat-request.js'
-import { countAt, isRecord, recordAt, stringAt, type Json } from './json.js'
+import { asCount, asRecord, isRecord, stringOf, type Json } from './json.js'
 
 /** `finish_reason` → chunk stop reason. `function_call` is the legacy name of `tool_calls`. */
 const finishReasons: Readonly<Record<string, ChunkStopReason>> = {
@@ -62,12 +62,12 @@ export function openaiStopReason(reason: string | undefined, calledTools: boolea
 
 /** Token counts in this runtime's terms (see `usage.ts`), from one OpenAI-style usage object. */
 export function openaiUsage(usage: Json, compat: Pick<Compat, 'completionTokensIncludeReasoning'> = openaiCompat): Omit<UsageChunk, 'type'> {
-  const prompt = countAt(usage, 'prompt_tokens') ?? 0
-  const completion = countAt(usage, 'completion_tokens') ?? 0
-  const total = countAt(usage, 'total_tokens')
+  const prompt = asCount(usage['prompt_tokens']) ?? 0
+  const completion = asCount(usage['completion_tokens']) ?? 0
+  const total = asCount(usage['total_tokens'])
   // DeepSeek reports cache hits beside the standard details.
-  const cached = Math.min(prompt, countAt(recordAt(usage, 'prompt_tokens_details'), 'cached_tokens') ?? countAt(usage, 'prompt_cache_hit_tokens') ?? 0)
-  const reasoning = countAt(recordAt(usage, 'completion_tokens_details'), 'reasoning_tokens') ?? countAt(usage, 'reasoning_tokens') ?? 0
+  const cached = Math.min(prompt, asCount(asRecord(usage['prompt_tokens_details'])?.['cached_tokens']) ?? asCount(usage['prompt_cache_hit_tokens']) ?? 0)
+  const reasoning = asCount(asRecord(usage['completion_tokens_details'])?.['reasoning_tokens']) ?? asCount(usage['reasoning_tokens']) ?? 0
   // xAI counts reasoning outside completion_tokens; its total shows it.
   const excluded =
     reasoning > 0 && (total !== undefined ? total === prompt + completion + reasoning && total !== prompt + completion : !compat.completionTokensIncludeReasoning)
@@ -79,6 +79,15 @@ export function openaiUsage(usage: Json, compat: Pick<Compat, 'completionTokensI
     cacheRead: cached,
     ...(total === undefined ? {} : { total }),
   }
+}
+
+/** The choice of index 0 (or without an index), else the first. A loop: no closure per event. */
+function firstChoice(choices: readonly unknown[]): unknown {
+  for (let i = 0; i < choices.length; i++) {
+    const c = choices[i]
+    if (isRecord(c) && (c['index'] === undefined || c['index'] === 0)) return c
+  }
+  return choices[0]
 }
 
 /** A tool call being streamed, by its `index`. */
@@ -148,8 +157,8 @@ export class OpenAIChatDecoder implements WireDecoder {
     const out: ProviderChunk[] = []
     const choices = json['choices']
     if (!this.started) {
-      const id = stringAt(json, 'id') ?? ''
-      const model = stringAt(json, 'model') ?? ''
+      const id = stringOf(json['id']) ?? ''
+      const model = stringOf(json['model']) ?? ''
       // A nameless chunk without choices (Azure's prompt filter results) does not start the message.
       if (id === '' && model === '' && !(Array.isArray(choices) && choices.length > 0) && json['usage'] === undefined) return out
       this.started = true
@@ -160,11 +169,11 @@ export class OpenAIChatDecoder implements WireDecoder {
     const searchResults = json['search_results']
     if (Array.isArray(searchResults)) this.searchResults = searchResults
     // One completion is asked for (n = 1); a server numbering it otherwise still sends only it.
-    const choice = Array.isArray(choices) ? (choices.find((c) => isRecord(c) && (c['index'] === undefined || c['index'] === 0)) ?? choices[0]) : undefined
+    const choice = Array.isArray(choices) ? firstChoice(choices) : undefined
     // Reports are cumulative: the latest wins. Groq sends the same numbers twice in one chunk; only one is read.
-    const standard = recordAt(json, 'usage')
-    const groq = recordAt(recordAt(json, 'x_groq'), 'usage')
-    const usage = (this.compat.usageLocation === 'x_groq' ? (groq ?? standard) : (standard ?? groq)) ?? (isRecord(choice) ? recordAt(choice, 'usage') : undefined)
+    const standard = asRecord(json['usage'])
+    const groq = asRecord(asRecord(json['x_groq'])?.['usage'])
+    const usage = (this.compat.usageLocation === 'x_groq' ? (groq ?? standard) : (standard ?? groq)) ?? (isRecord(choice) ? asRecord(choice['usage']) : undefined)
     if (usage !== undefined) this.usage = usage
     if (isRecord(choice)) this.choice(choice, out)
     return out
@@ -172,16 +181,16 @@ export class OpenAIChatDecoder implements WireDecoder {
 
   private errorOf(error: unknown): ProviderError {
     const body = isRecord(error) ? error : {}
-    const message = stringAt(body, 'message') ?? (typeof error === 'string' ? error : 'unknown error')
+    const message = stringOf(body['message']) ?? (typeof error === 'string' ? error : 'unknown error')
     const rawCode = body['code']
     // OpenRouter puts the upstream HTTP status in `code`.
-    return openaiStreamError(this.provider, typeof rawCode === 'number' || typeof rawCode === 'string' ? rawCode : undefined, message, stringAt(body, 'type'))
+    return openaiStreamError(this.provider, typeof rawCode === 'number' || typeof rawCode === 'string' ? rawCode : undefined, message, stringOf(body['type']))
   }
 
   private choice(choice: Json, out: ProviderChunk[]): void {
-    const delta = recordAt(choice, 'delta') ?? recordAt(choice, 'message')
+    const delta = asRecord(choice['delta']) ?? asRecord(choice['message'])
     if (delta !== undefined) this.delta(delta, out)
-    const reason = stringAt(choice, 'finish_reason')
+    const reason = stringOf(choice['finish_reason'])
     if (reason !== undefined && reason !== '') {
       if (reason === 'error') throw streamError(this.provider, 'finish_reason_error', 'the server ended the answer with an error')
       this.finishReason = reason
@@ -204,7 +213,7 @@ export class OpenAIChatDecoder implements WireDecoder {
     if (typeof content === 'string') {
       if (content !== '') out.push({ type: 'textDelta', text: content })
     } else if (Array.isArray(content)) this.contentParts(content, out)
-    const refusal = stringAt(delta, 'refusal')
+    const refusal = stringOf(delta['refusal'])
     if (refusal !== undefined && refusal !== '') {
       this.refused = true
       out.push({ type: 'textDelta', text: refusal })
@@ -212,7 +221,7 @@ export class OpenAIChatDecoder implements WireDecoder {
     const calls = delta['tool_calls']
     if (Array.isArray(calls)) calls.forEach((call, position) => isRecord(call) && this.toolDelta(call, position, out))
     // The legacy single-call form.
-    const legacy = recordAt(delta, 'function_call')
+    const legacy = asRecord(delta['function_call'])
     if (legacy !== undefined) this.toolDelta({ index: 0, function: legacy }, 0, out)
     const annotations = delta['annotations']
     if (Array.isArray(annotations)) this.annotations.push(...(annotations as unknown[]))
@@ -220,35 +229,36 @@ export class OpenAIChatDecoder implements WireDecoder {
 
   /** Reasoning text of a delta: the compat row's field first, then the other one (never both: some servers mirror one into the other). */
   private reasoningOf(delta: Json): string {
-    const fields = this.compat.reasoningField === 'reasoning' ? ['reasoning', 'reasoning_content'] : ['reasoning_content', 'reasoning']
-    for (const field of fields) {
-      const v = stringAt(delta, field)
-      if (v !== undefined && v !== '') return v
-    }
-    return ''
+    const content = delta['reasoning_content']
+    const reasoning = delta['reasoning']
+    const preferred = this.compat.reasoningField === 'reasoning' ? reasoning : content
+    if (typeof preferred === 'string' && preferred !== '') return preferred
+    const other = this.compat.reasoningField === 'reasoning' ? content : reasoning
+    return typeof other === 'string' ? other : ''
   }
+
 
   /** Content as a list of parts (Mistral): text, and thinking whose own parts hold text. */
   private contentParts(parts: readonly unknown[], out: ProviderChunk[]): void {
     for (const part of parts) {
       if (!isRecord(part)) continue
       if (part['type'] === 'text') {
-        const text = stringAt(part, 'text') ?? ''
+        const text = stringOf(part['text']) ?? ''
         if (text !== '') out.push({ type: 'textDelta', text })
       } else if (part['type'] === 'thinking') {
         const inner = part['thinking']
-        const text = typeof inner === 'string' ? inner : Array.isArray(inner) ? inner.map((p) => (isRecord(p) ? (stringAt(p, 'text') ?? '') : '')).join('') : ''
+        const text = typeof inner === 'string' ? inner : Array.isArray(inner) ? inner.map((p) => (isRecord(p) ? (stringOf(p['text']) ?? '') : '')).join('') : ''
         if (text !== '') out.push({ type: 'thinkingDelta', text })
       } else out.push({ type: 'extension', typeName: String(part['type'] ?? 'unknown'), data: part })
     }
   }
 
   private toolDelta(call: Json, position: number, out: ProviderChunk[]): void {
-    const index = countAt(call, 'index') ?? position
-    const fn = recordAt(call, 'function')
-    const id = stringAt(call, 'id')
-    const name = stringAt(fn, 'name')
-    const args = stringAt(fn, 'arguments') ?? ''
+    const index = asCount(call['index']) ?? position
+    const fn = asRecord(call['function'])
+    const id = stringOf(call['id'])
+    const name = stringOf(fn?.['name'])
+    const args = stringOf(fn?.['arguments']) ?? ''
     let slot = this.slots.get(index)
     if (slot !== undefined && id !== undefined && id !== '' && slot.id !== undefined && id !== slot.id && (slot.started !== undefined || slot.name !== undefined)) {
       // A different id at a used index: the server numbers every call alike.

@@ -40,7 +40,7 @@ import { parseEventJson, protocolError, truncatedError } from './errors.js'
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
 import { openaiStreamError } from './openai-errors.js'
-import { countAt, isRecord, recordAt, stringAt, type Json } from './json.js'
+import { asCount, asRecord, countAt, isRecord, stringAt, stringOf, type Json } from './json.js'
 
 export { isRecord as isJsonObject, type Json } from './json.js'
 
@@ -52,9 +52,9 @@ export const MESSAGE_MARKER = 'openai.message'
 
 /** The error object of an `error` event: flat (`{type:'error', code, message}`) or nested under `error`. */
 function errorOf(json: Json): { code?: string; message: string } {
-  const inner = recordAt(json, 'error') ?? json
-  const code = stringAt(inner, 'code') ?? (inner === json ? undefined : stringAt(inner, 'type'))
-  const message = stringAt(inner, 'message') ?? 'the response failed'
+  const inner = asRecord(json?.['error']) ?? json
+  const code = stringOf(inner?.['code']) ?? (inner === json ? undefined : stringOf(inner?.['type']))
+  const message = stringOf(inner?.['message']) ?? 'the response failed'
   return code === undefined ? { message } : { code, message }
 }
 
@@ -82,7 +82,7 @@ export function unwrapParallel(args: string): WrappedCall[] | undefined {
   if (!Array.isArray(uses) || uses.length === 0) return undefined
   const calls: WrappedCall[] = []
   for (const use of uses) {
-    const recipient = isRecord(use) ? stringAt(use, 'recipient_name') : undefined
+    const recipient = isRecord(use) ? stringOf(use?.['recipient_name']) : undefined
     if (recipient === undefined || !isRecord(use)) return undefined
     const parameters = use['parameters']
     calls.push({ name: recipient.replace(/^functions\./, ''), args: isRecord(parameters) ? parameters : {} })
@@ -112,11 +112,11 @@ type ItemState =
 /** Token counts of a finished response, as usage chunk fields (input excludes cached tokens). */
 export function openaiUsage(usage: Json | undefined): UsageChunk | undefined {
   if (usage === undefined) return undefined
-  const input = countAt(usage, 'input_tokens') ?? 0
-  const cached = Math.min(countAt(recordAt(usage, 'input_tokens_details'), 'cached_tokens') ?? 0, input)
-  const output = countAt(usage, 'output_tokens') ?? 0
-  const reasoning = countAt(recordAt(usage, 'output_tokens_details'), 'reasoning_tokens') ?? 0
-  const total = countAt(usage, 'total_tokens')
+  const input = asCount(usage?.['input_tokens']) ?? 0
+  const cached = Math.min(asCount(asRecord(usage?.['input_tokens_details'])?.['cached_tokens']) ?? 0, input)
+  const output = asCount(usage?.['output_tokens']) ?? 0
+  const reasoning = asCount(asRecord(usage?.['output_tokens_details'])?.['reasoning_tokens']) ?? 0
+  const total = asCount(usage?.['total_tokens'])
   return {
     type: 'usage',
     input: input - cached,
@@ -142,7 +142,7 @@ export function openaiStopReason(status: string | undefined, incompleteReason: s
 function joinTexts(parts: unknown): string {
   if (!Array.isArray(parts)) return ''
   return parts
-    .map((p) => (isRecord(p) ? (stringAt(p, 'text') ?? '') : ''))
+    .map((p) => (isRecord(p) ? (stringOf(p?.['text']) ?? '') : ''))
     .filter((t) => t !== '')
     .join('\n\n')
 }
@@ -183,14 +183,14 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     if (!isRecord(json)) throw protocolError(OPENAI, `an event is not a JSON object: ${event.data.slice(0, 80)}`)
     // The response is over; anything after its terminal event is noise.
     if (this.done) return []
-    const type = stringAt(json, 'type') ?? event.event
+    const type = stringOf(json?.['type']) ?? event.event
     if (type === 'error') {
       const e = errorOf(json)
       throw openaiStreamError(OPENAI, e.code, e.message)
     }
     const out: ProviderChunk[] = []
     if (type === 'response.created' || type === 'response.in_progress' || type === 'response.queued') {
-      this.start(out, recordAt(json, 'response'), type === 'response.created')
+      this.start(out, asRecord(json?.['response']), type === 'response.created')
       return out
     }
     this.start(out, undefined, false)
@@ -204,7 +204,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
       case 'response.output_text.delta':
       case 'response.refusal.delta': {
         const item = this.item(json, 'message')
-        const delta = stringAt(json, 'delta') ?? ''
+        const delta = stringOf(json?.['delta']) ?? ''
         if (type === 'response.refusal.delta') this.refused = true
         if (delta === '') break
         if (item?.kind === 'message') item.text += delta
@@ -215,13 +215,13 @@ export class OpenAIResponsesDecoder implements WireDecoder {
       case 'response.reasoning_text.delta': {
         const summary = type === 'response.reasoning_summary_text.delta'
         const index = countAt(json, summary ? 'summary_index' : 'content_index') ?? 0
-        this.thinking(out, this.item(json, 'reasoning'), `${summary ? 's' : 'r'}${index}`, stringAt(json, 'delta') ?? '')
+        this.thinking(out, this.item(json, 'reasoning'), `${summary ? 's' : 'r'}${index}`, stringOf(json?.['delta']) ?? '')
         break
       }
       case 'response.function_call_arguments.delta':
       case 'response.custom_tool_call_input.delta': {
         const item = this.item(json, undefined)
-        const delta = stringAt(json, 'delta') ?? ''
+        const delta = stringOf(json?.['delta']) ?? ''
         if (item?.kind !== 'call' || item.ended || delta === '') break
         item.args += delta
         // Custom input is not JSON: it is sent whole, JSON-encoded, at the end.
@@ -238,7 +238,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
       case 'response.incomplete':
       case 'response.failed':
       case 'response.cancelled':
-        this.finish(out, type, recordAt(json, 'response'))
+        this.finish(out, type, asRecord(json?.['response']))
         break
       default:
         // Progress events (content parts, searches in progress, annotations
@@ -254,7 +254,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   }
 
   private start(out: ProviderChunk[], response: Json | undefined, created: boolean): void {
-    const id = stringAt(response, 'id')
+    const id = stringOf(response?.['id'])
     if (this.started) {
       // A second response inside one HTTP body would mix two answers into one message. Ids
       // rotated by `response.in_progress` (some servers do) are the same response.
@@ -265,7 +265,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     }
     this.started = true
     this.responseId = id
-    out.push({ type: 'messageStart', id: id ?? '', model: stringAt(response, 'model') ?? '' })
+    out.push({ type: 'messageStart', id: id ?? '', model: stringOf(response?.['model']) ?? '' })
   }
 
   /**
@@ -276,10 +276,10 @@ export class OpenAIResponsesDecoder implements WireDecoder {
    * entry per event.
    */
   private keyOf(json: Json, itemId?: string): string | undefined {
-    const index = countAt(json, 'output_index')
+    const index = asCount(json?.['output_index'])
     // Built once per index: no new string per delta.
     if (index !== undefined) return (this.indexKeys[index] ??= `#${index}`)
-    const id = itemId ?? stringAt(json, 'item_id')
+    const id = itemId ?? stringOf(json?.['item_id'])
     return id === undefined ? undefined : (this.byId.get(id) ?? id)
   }
 
@@ -296,7 +296,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     if (state === undefined && kind !== undefined) {
       state = kind === 'message' ? { kind, text: '' } : { kind, text: '', part: undefined }
       this.items.set(key, state)
-      this.register(key, stringAt(json, 'item_id'))
+      this.register(key, stringOf(json?.['item_id']))
     }
     return state
   }
@@ -313,13 +313,13 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   }
 
   private itemAdded(out: ProviderChunk[], json: Json): void {
-    const item = recordAt(json, 'item')
+    const item = asRecord(json?.['item'])
     if (item === undefined) return
-    const id = stringAt(item, 'id')
+    const id = stringOf(item?.['id'])
     const key = this.keyOf(json, id) ?? `#${this.items.size}`
     if (this.items.has(key)) return
     this.register(key, id)
-    const type = stringAt(item, 'type')
+    const type = stringOf(item?.['type'])
     if (type === 'message') this.items.set(key, { kind: 'message', text: '' })
     else if (type === 'reasoning') this.items.set(key, { kind: 'reasoning', text: '', part: undefined })
     else if (type === 'function_call' || type === 'custom_tool_call') this.startCall(out, key, item, type === 'custom_tool_call')
@@ -327,9 +327,9 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   }
 
   private startCall(out: ProviderChunk[], key: string, item: Json, custom: boolean): ItemState & { kind: 'call' } {
-    const name = stringAt(item, 'name') ?? ''
-    const callId = stringAt(item, 'call_id') ?? key
-    const itemId = stringAt(item, 'id')
+    const name = stringOf(item?.['name']) ?? ''
+    const callId = stringOf(item?.['call_id']) ?? key
+    const itemId = stringOf(item?.['id'])
     const wrapper = !custom && parallelWrapperNames.has(name) && !this.ownTools.has(name)
     const state: ItemState & { kind: 'call' } = {
       kind: 'call',
@@ -380,15 +380,15 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   }
 
   private itemDone(out: ProviderChunk[], json: Json): void {
-    const item = recordAt(json, 'item')
+    const item = asRecord(json?.['item'])
     if (item === undefined) return
-    const key = this.keyOf(json, stringAt(item, 'id')) ?? `#${this.items.size}`
-    const type = stringAt(item, 'type')
+    const key = this.keyOf(json, stringOf(item?.['id'])) ?? `#${this.items.size}`
+    const type = stringOf(item?.['type'])
     const state = this.items.get(key)
     if (type === 'message') {
       const parts = Array.isArray(item['content']) ? item['content'].filter(isRecord) : []
-      if (parts.some((p) => stringAt(p, 'type') === 'refusal')) this.refused = true
-      const full = parts.map((p) => stringAt(p, 'text') ?? stringAt(p, 'refusal') ?? '').join('')
+      if (parts.some((p) => stringOf(p?.['type']) === 'refusal')) this.refused = true
+      const full = parts.map((p) => stringOf(p?.['text']) ?? stringOf(p?.['refusal']) ?? '').join('')
       const rest = remainder(state?.kind === 'message' ? state.text : '', [full])
       if (rest !== '') out.push({ type: 'textDelta', text: rest })
       const annotations = parts.flatMap((p) => (Array.isArray(p['annotations']) ? p['annotations'] : []))
@@ -396,7 +396,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
       out.push({
         type: 'extension',
         typeName: MESSAGE_MARKER,
-        data: { id: stringAt(item, 'id') ?? '', ...(phase === undefined || phase === null ? {} : { phase }), ...(annotations.length === 0 ? {} : { annotations }) },
+        data: { id: stringOf(item?.['id']) ?? '', ...(phase === undefined || phase === null ? {} : { phase }), ...(annotations.length === 0 ? {} : { annotations }) },
       })
     } else if (type === 'reasoning') {
       const summary = Array.isArray(item['summary']) ? item['summary'] : []
@@ -406,10 +406,10 @@ export class OpenAIResponsesDecoder implements WireDecoder {
         reasoning.text += rest
         out.push({ type: 'thinkingDelta', text: rest })
       }
-      const encrypted = stringAt(item, 'encrypted_content')
+      const encrypted = stringOf(item?.['encrypted_content'])
       out.push({
         type: 'thinkingSignature',
-        signature: JSON.stringify({ id: stringAt(item, 'id') ?? key, ...(encrypted === undefined ? {} : { encrypted_content: encrypted }), summary }),
+        signature: JSON.stringify({ id: stringOf(item?.['id']) ?? key, ...(encrypted === undefined ? {} : { encrypted_content: encrypted }), summary }),
       })
     } else if (type === 'function_call' || type === 'custom_tool_call') {
       const custom = type === 'custom_tool_call'
@@ -422,19 +422,19 @@ export class OpenAIResponsesDecoder implements WireDecoder {
 
   private finish(out: ProviderChunk[], type: string, response: Json | undefined): void {
     this.done = true
-    const status = stringAt(response, 'status') ?? type.slice('response.'.length)
+    const status = stringOf(response?.['status']) ?? type.slice('response.'.length)
     if (status === 'cancelled') throw ProviderError.of('unknown', OPENAI, `${OPENAI}: the response was cancelled`, { code: 'cancelled' })
     if (status === 'failed') {
-      const error = recordAt(response, 'error')
-      throw openaiStreamError(OPENAI, stringAt(error, 'code'), stringAt(error, 'message') ?? 'the response failed')
+      const error = asRecord(response?.['error'])
+      throw openaiStreamError(OPENAI, stringOf(error?.['code']), stringOf(error?.['message']) ?? 'the response failed')
     }
     if (status !== 'incomplete') {
       // A completed response whose call items never closed: their arguments are all there.
       for (const item of this.items.values()) if (item.kind === 'call' && !item.ended) this.endCall(out, item, undefined)
     }
-    const reason = stringAt(recordAt(response, 'incomplete_details'), 'reason')
+    const reason = stringOf(asRecord(response?.['incomplete_details'])?.['reason'])
     out.push({ type: 'stop', reason: openaiStopReason(status, reason, this.calledTools, this.refused) })
-    const usage = openaiUsage(recordAt(response, 'usage'))
+    const usage = openaiUsage(asRecord(response?.['usage']))
     if (usage !== undefined) out.push(usage)
   }
 }

@@ -71,21 +71,31 @@ export class WireReader {
   /** The first error the decoder raised (or an oversized event); nothing is decoded after it. */
   failure: unknown = undefined
   private failed = false
+  /** Where the SSE sink puts the chunks of the network chunk being read. */
+  private out: ProviderChunk[] = []
   /** `sse` bounds the events buffered (default: the SSE decoder's, 16 MiB). */
   constructor(
     private readonly decoder: WireDecoder,
     sse: SseDecoderOptions = {},
   ) {
-    this.sse = new SseDecoder(sse)
+    // Each event is decoded the moment the parser completes it, straight into `out`: no array of
+    // events per network chunk, no second pass. With the shared SSE event object, in process on the
+    // WIRE OpenAI text stream: 2.8 → 2.5 µs of CPU per event.
+    this.sse = new SseDecoder(sse, (event) => {
+      const chunks = this.decoder.event(event)
+      for (let i = 0; i < chunks.length; i++) this.out.push(chunks[i]!)
+    })
   }
 
   push(bytes: Uint8Array | string): ProviderChunk[] {
     const out: ProviderChunk[] = []
     if (this.failed) return out
+    this.out = out
     try {
-      for (const event of this.sse.push(bytes)) for (const chunk of this.decoder.event(event)) out.push(chunk)
+      this.sse.push(bytes)
       if (this.sse.error !== undefined) this.fail(this.sse.error)
     } catch (error) {
+      // A decoder error thrown from the sink: the chunks decoded before it are in `out`.
       this.fail(error)
     }
     return out
@@ -94,8 +104,9 @@ export class WireReader {
   end(): ProviderChunk[] {
     const out: ProviderChunk[] = []
     if (this.failed) return out
+    this.out = out
     try {
-      for (const event of this.sse.end()) for (const chunk of this.decoder.event(event)) out.push(chunk)
+      this.sse.end()
       if (this.sse.error !== undefined) {
         this.fail(this.sse.error)
         return out

@@ -16,6 +16,9 @@ export interface SseEvent {
   readonly data: string
 }
 
+/** What `push` returns when no event completed (shared, never written to). */
+const noEvents: readonly SseEvent[] = Object.freeze([])
+
 /** The default `maxEventSize`: 16 MiB. */
 export const defaultMaxEventSize = 16 * 1024 * 1024
 
@@ -31,10 +34,20 @@ export interface SseDecoderOptions {
   readonly maxEventSize?: number
 }
 
-/** An incremental SSE decoder: bytes in, complete events out. */
+/** Receives each event the moment its blank line arrives. */
+export type SseSink = (event: SseEvent) => void
+
+/**
+ * An incremental SSE decoder: bytes in, complete events out — returned by
+ * `push` (and `end`), or, with a sink, handed to it one by one as the
+ * parser completes them (no array per network chunk: the hot path of every
+ * adapter, see `WireReader`). A sink that throws stops the feed; the
+ * decoder must then not be fed again.
+ */
 export class SseDecoder {
   private readonly text = new TextDecoder('utf-8')
   private pending: SseEvent[] = []
+  private readonly sink: SseSink
   private readonly parser
   private lastChar = '\n'
   /**
@@ -44,12 +57,13 @@ export class SseDecoder {
    */
   error: ProviderError | undefined = undefined
 
-  constructor(options: SseDecoderOptions = {}) {
+  constructor(options: SseDecoderOptions = {}, sink?: SseSink) {
     const max = options.maxEventSize ?? defaultMaxEventSize
+    this.sink = sink ?? ((event) => void this.pending.push(event))
     this.parser = createParser({
-      onEvent: (message: EventSourceMessage) => {
-        this.pending.push(message.event === undefined ? { data: message.data } : { event: message.event, data: message.data })
-      },
+      // The parser's own message object is the event (its `id` field is ignored): one allocation per
+      // event fewer than copying it.
+      onEvent: (message: EventSourceMessage) => this.sink(message),
       onError: (error: ParseError) => {
         if (error.type !== 'max-buffer-size-exceeded') return
         this.error = protocolError(options.provider ?? 'server', `an event exceeds the maximum size of ${max} characters (maxEventSize)`)
@@ -58,8 +72,8 @@ export class SseDecoder {
     })
   }
 
-  /** Feeds one network chunk; returns the events it completed. */
-  push(bytes: Uint8Array | string): SseEvent[] {
+  /** Feeds one network chunk; returns the events it completed (none with a sink: the sink got them). */
+  push(bytes: Uint8Array | string): readonly SseEvent[] {
     this.feed(typeof bytes === 'string' ? bytes : this.text.decode(bytes, { stream: true }))
     return this.take()
   }
@@ -69,7 +83,7 @@ export class SseDecoder {
    * closing blank line is dispatched (several servers omit it); a line cut
    * off mid-way is dropped, as the SSE spec says: it is a truncated event.
    */
-  end(): SseEvent[] {
+  end(): readonly SseEvent[] {
     this.feed(this.text.decode())
     if (this.error === undefined && (this.lastChar === '\n' || this.lastChar === '\r')) this.parser.feed('\n\n')
     return this.take()
@@ -81,7 +95,8 @@ export class SseDecoder {
     this.parser.feed(text)
   }
 
-  private take(): SseEvent[] {
+  private take(): readonly SseEvent[] {
+    if (this.pending.length === 0) return noEvents
     const out = this.pending
     this.pending = []
     return out

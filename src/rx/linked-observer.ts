@@ -19,11 +19,23 @@
  * Internal: not exported from the package.
  */
 import { config, Subscription, type Observer, type Subscriber } from 'rxjs'
+import { resident } from './resident.js'
 
+/**
+ * What a linked observer does with each notification. The handlers are called
+ * as methods of this object, so a class instance works: on a per-value path
+ * prefer one (see {@link LinkedObserver}).
+ */
 export interface LinkedHandlers<T> {
-  readonly next: (value: T) => void
-  readonly error?: (error: unknown) => void
-  readonly complete?: () => void
+  next(value: T): void
+  error?(error: unknown): void
+  /** Default: complete the destination. */
+  complete?(): void
+}
+
+/** Where a completion goes by default. */
+interface CompleteSink {
+  complete(): void
 }
 
 /** Where a handler's throw goes. */
@@ -48,8 +60,10 @@ interface ErrorSink {
 export class LinkedObserver<T> extends Subscription implements Observer<T> {
   private stopped = false
   constructor(
-    private readonly handlers: LinkedHandlers<T>,
+    /** What it calls, as methods of this object. */
+    readonly handlers: LinkedHandlers<T>,
     private readonly sink: ErrorSink | undefined,
+    private readonly completeTo: CompleteSink | undefined,
   ) {
     super()
   }
@@ -78,7 +92,8 @@ export class LinkedObserver<T> extends Subscription implements Observer<T> {
     if (this.stopped || this.closed) return
     this.stopped = true
     try {
-      this.handlers.complete?.()
+      if (this.handlers.complete === undefined) this.completeTo?.complete()
+      else this.handlers.complete()
     } catch (thrown) {
       this.route(thrown)
     } finally {
@@ -109,22 +124,26 @@ function reportUnhandled(error: unknown): void {
  * handler that throws errors the destination (when it is a Subscriber) or
  * `errorTo` (when the destination is a plain Subscription).
  *
+ * The handlers object is kept as it is and its handlers are called as its
+ * methods. On a path every value takes, make it an instance of a class
+ * declared at module level rather than a literal of closures: a closure made
+ * per subscription holds the only strong reference to its optimized code, so
+ * a full GC between runs throws that code away and every run pays to
+ * optimize it again, while a prototype method keeps it for the process.
+ * (Measured with an async-generator source and a full GC before each run,
+ * together with the resident hidden classes of `resident.ts`: TEXT 10k
+ * went from 2.6–3.0 to 1.5–1.75 µs of CPU per delta, TOOLS from 355 to
+ * 240–250 µs per turn.)
+ *
  * @example
  * source.subscribe(linked(subscriber, { next: (v) => subscriber.next(f(v)) }))
  */
 export function linked<T>(destination: Subscriber<unknown> | Subscription, handlers: LinkedHandlers<T>, errorTo?: ErrorSink): LinkedObserver<T> {
   const sink: ErrorSink | undefined = errorTo ?? ('error' in destination ? destination : undefined)
-  // One shape for every handlers object, `error` present even when undefined: the per-value
-  // `this.handlers.next` load stays monomorphic, and no spread is built (a spread here made
-  // `linked` four times as costly, and a tool turn about 5% slower).
-  const observer = new LinkedObserver<T>(
-    {
-      next: handlers.next,
-      error: handlers.error,
-      complete: handlers.complete ?? ('complete' in destination ? () => destination.complete() : () => undefined),
-    },
-    sink,
-  )
+  const observer = new LinkedObserver<T>(handlers, sink, 'complete' in destination ? destination : undefined)
   destination.add(observer)
   return observer
 }
+
+// Its hidden class outlives a run (see `resident`).
+resident(new LinkedObserver<unknown>({ next: () => undefined }, undefined, undefined))

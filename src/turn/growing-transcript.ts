@@ -24,6 +24,15 @@ type WithBacking = readonly AgentMessage[] & { readonly [BACKING]?: Backing }
 /** The backing array `messages` is a prefix of, if it was built here. */
 const backingOf = (messages: readonly AgentMessage[]): Backing | undefined => (messages as WithBacking)[BACKING]
 
+/**
+ * An opaque key shared by every transcript built here on the same backing
+ * array, or `undefined`. Transcripts with the same lineage are prefixes of
+ * one another (the backing only grows), so facts computed over a prefix of
+ * one (token sums, checks) hold for every other of its lineage up to that
+ * length: see `src/types/transcript-memo.ts`.
+ */
+export const lineageOf = (messages: readonly AgentMessage[]): object | undefined => backingOf(messages)
+
 /** `messages` followed by `more`, frozen; `messages` itself is untouched. */
 export function appendMessages(messages: readonly AgentMessage[], more: readonly AgentMessage[]): readonly AgentMessage[] {
   if (more.length === 0) return messages

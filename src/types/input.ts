@@ -11,14 +11,16 @@
  * - `content: 'text'` on a user or tool-result message (one text block);
  * - no `timestamp` on a user or tool-result message (the entry's clock fills it in).
  *
- * Frozen messages that passed once are remembered (weakly) and not checked
- * again: the transcript an Agent passes to every run is checked once.
+ * Lists of frozen messages that passed are remembered (weakly): the
+ * transcript an Agent passes to every run is checked once, and a longer one
+ * over its new messages only.
  */
 import * as t from 'io-ts'
 import { NonNegativeInteger, describeValue, reportErrors, struct, taggedUnion, type DecodeIssue } from './codec.js'
 import { ImageContent, UserContent, text } from './content.js'
 import { AgentTools, type AgentTool } from './tool.js'
 import { compileIs } from './fast-is.js'
+import { TranscriptMemo, type PrefixFacts } from './transcript-memo.js'
 import { AgentMessage, AssistantMessage, CustomMessage, type ToolResultMessage, type UserMessage } from './message.js'
 
 /** Problems listed in the message after the first; `errors` holds them all. */
@@ -98,33 +100,54 @@ export type AgentMessageInput = AgentMessage | UserMessageInput | ToolResultMess
 export type PromptInput = string | AgentMessageInput | readonly (string | AgentMessageInput)[]
 
 /**
- * Frozen messages that passed a check: they cannot have changed since, so a
- * transcript the loop built (its messages are frozen) is checked once per
- * message, then only looked up.
+ * Lists whose first `length` messages passed and are frozen (see
+ * transcript-memo.ts): the transcript an Agent or an app passes to every run,
+ * grown by a few messages, is checked over those few.
+ *
+ * Lists, not messages: a weak set of every message checked cost 1.5 ms of
+ * lookups for 60,000 messages at every run, and after a full garbage
+ * collection its first addition rehashed the whole set (17 to 50 ms with
+ * 60,000 messages alive, measured on the first prompt of a restored Agent),
+ * besides the work a large weak table adds to every collection. A message
+ * no list covers gets the generated check, 20 to 75 ns.
  */
-const checked = new WeakSet<object>()
+const checkedLists = new TranscriptMemo<PrefixFacts>()
+
+/**
+ * `{ ...message, ...fields }`, built property by property: on Node 20 an
+ * object built by a spread and then frozen is slow to read ever after (its
+ * `role` over 5,000 messages: 0.25 ms, against 0.005 ms for one built this
+ * way), and every message decoded here stays in the history that later runs
+ * walk. Own data properties, as a spread makes them (`Object.assign` would
+ * call a `__proto__` setter instead).
+ */
+function withFields<M extends object>(message: M, fields: object): M {
+  const out = {}
+  for (const source of [message, fields]) {
+    for (const key of Reflect.ownKeys(source)) {
+      if (!Object.prototype.propertyIsEnumerable.call(source, key)) continue
+      const value: unknown = (source as Record<PropertyKey, unknown>)[key]
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true })
+    }
+  }
+  return out as M
+}
 
 /** A normalized message, frozen with its content list (copied unless frozen already: the caller's list stays theirs). */
 function frozen(message: AgentMessage): AgentMessage {
   if (message.role === 'custom' || Object.isFrozen(message.content)) return Object.freeze(message)
-  return Object.freeze({ ...message, content: Object.freeze([...message.content]) } as AgentMessage)
+  return Object.freeze(withFields(message, { content: Object.freeze([...message.content]) }))
 }
-
-/** `AgentMessage.is`, generated: the check every message of a transcript gets at every entry (see fast-is.ts). */
-const isAgentMessage = compileIs(AgentMessage)
 
 /**
- * Whether `u` is a message in canonical form, remembered when it is frozen.
- * The generated `is` builds no contexts and no Either: 5,000 fresh messages
- * take about 0.3 ms, against 1.7 ms with io-ts's `is`, 12 ms to `validate`
- * and 24 ms with a context per message, on this machine. `validate` runs only
- * for what needs normalizing or is wrong, and then explains it.
+ * `AgentMessage.is`, generated (see fast-is.ts): whether a message no
+ * remembered list covers is in canonical form. It builds no contexts and no
+ * Either: 5,000 fresh messages take about 0.3 ms, against 1.7 ms with io-ts's
+ * `is`, 12 ms to `validate` and 24 ms with a context per message, on this
+ * machine. `validate` runs only for what needs normalizing or is wrong, and
+ * then explains it.
  */
-function canonical(u: object): boolean {
-  if (!isAgentMessage(u)) return false
-  if (Object.isFrozen(u)) checked.add(u)
-  return true
-}
+const isAgentMessage = compileIs(AgentMessage)
 
 /** One message, decoded and normalized (a new, frozen object when it changed). */
 function normalize(u: unknown, now: number, context: t.Context): t.Validation<AgentMessage> {
@@ -132,13 +155,8 @@ function normalize(u: unknown, now: number, context: t.Context): t.Validation<Ag
   if (decoded._tag === 'Left') return decoded
   const m = decoded.right as AgentMessage | (AgentMessageInput & { timestamp?: number })
   const untimed = (m.role === 'user' || m.role === 'toolResult') && m.timestamp === undefined
-  if (m === u && !untimed) {
-    if (Object.isFrozen(m)) checked.add(m)
-    return t.success(m as AgentMessage)
-  }
-  const out = frozen((untimed ? { ...m, timestamp: now } : m) as AgentMessage)
-  checked.add(out)
-  return t.success(out)
+  if (m === u && !untimed) return t.success(m as AgentMessage)
+  return t.success(frozen((untimed ? withFields(m, { timestamp: now }) : m) as AgentMessage))
 }
 
 /**
@@ -148,12 +166,18 @@ function normalize(u: unknown, now: number, context: t.Context): t.Validation<Ag
  * (prompts); `indexed: false` reports a one-item list's paths without `[0]`.
  */
 function decodeList(list: readonly unknown[], now: number, strings: boolean, context: t.Context, indexed = true): t.Validation<readonly AgentMessage[]> {
+  // A list that is, or extends, one whose messages all passed frozen is checked from where that one ended.
+  const known = checkedLists.find(list as readonly AgentMessage[])
+  const start = known === undefined ? 0 : Math.min(known.length, list.length)
+  if (start === list.length) return t.success(list as readonly AgentMessage[])
   let out: unknown[] | undefined
   const errors: t.ValidationError[] = []
-  for (let i = 0; i < list.length; i++) {
+  /** The end of the run of canonical frozen messages from the start. */
+  let frozenTo = start
+  for (let i = start; i < list.length; i++) {
     const u = list[i]
     let m = u
-    if (typeof u === 'object' && u !== null && (checked.has(u) || canonical(u))) {
+    if (typeof u === 'object' && u !== null && isAgentMessage(u)) {
       // Canonical already: no context built, nothing copied.
     } else {
       const c = indexed ? t.appendContext(context, String(i), AgentMessageInput, u) : context
@@ -170,8 +194,10 @@ function decodeList(list: readonly unknown[], now: number, strings: boolean, con
     }
     if (m !== u && out === undefined) out = list.slice(0, i)
     out?.push(m)
+    if (frozenTo === i && m === u && Object.isFrozen(u)) frozenTo++
   }
   if (errors.length > 0) return t.failures(errors)
+  if (out === undefined && frozenTo > start) checkedLists.record(list as readonly AgentMessage[], { length: frozenTo })
   return t.success((out ?? list) as readonly AgentMessage[])
 }
 
@@ -213,7 +239,7 @@ export function decodePrompts(input: unknown, entry: string, now: number, images
   const pictures = decodeInput(t.readonlyArray(ImageContent), images, entry, 'images', 'images')
   if (typeof input !== 'string') throw invalidInput(entry, 'images', 'images', 'images join a text prompt; put them in the message content instead')
   const m = messages[0] as UserMessage
-  return [frozen({ ...m, content: [...m.content, ...pictures] })]
+  return [frozen(withFields<UserMessage>(m, { content: [...m.content, ...pictures] }))]
 }
 
 /** Decodes one message (a string is a user message). */

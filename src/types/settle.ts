@@ -20,6 +20,7 @@
  */
 import { text } from './content.js'
 import { toolCallsOf, type AgentMessage, type AssistantMessage, type ToolResultMessage } from './message.js'
+import { TranscriptMemo, type PrefixFacts } from './transcript-memo.js'
 
 /** One change {@link repairTranscript} made; `index` is the message's position in the input. */
 export interface TranscriptRepair {
@@ -53,18 +54,105 @@ export function describeRepair(repair: TranscriptRepair): string {
 /** The default reason of a synthetic result. */
 const unfinished = 'the run ended before this tool call finished'
 
-/** Frozen transcripts found valid: they cannot have changed since (the loop's own transcripts are frozen). */
-const validFrozen = new WeakSet<readonly AgentMessage[]>()
+/**
+ * Every tool call id of a valid transcript, with the index of the message
+ * that made it. Shared by the transcripts that extend one another: an entry
+ * belongs to a transcript when its index is below that transcript's length,
+ * and `covered` says how far the entries go (past it, another extension may
+ * have added entries of its own).
+ */
+interface CallIndex {
+  readonly ids: Map<string, number>
+  covered: number
+}
+
+/** A valid transcript's first `length` messages, all frozen: valid, every call answered. */
+interface ValidPrefix extends PrefixFacts {
+  readonly calls: CallIndex
+}
+
+/** Transcripts found valid (see transcript-memo.ts): a transcript seen again or extended is checked over its new messages only. */
+const validPrefixes = new TranscriptMemo<ValidPrefix>()
+
+/**
+ * The call ids `messages[from..]` adds when, after a valid prefix of length
+ * `from`, it keeps the transcript valid; `undefined` when it does not. The
+ * same rules as the repair's walk: a valid prefix has every call answered, so
+ * a result for one of its calls is a duplicate, and a result must follow the
+ * assistant message that made its call before any user message.
+ */
+function validSuffix(messages: readonly AgentMessage[], from: number, prefix: CallIndex | undefined): Map<string, number> | undefined {
+  const added = new Map<string, number>()
+  const inPrefix = (id: string): boolean => {
+    const at = prefix?.ids.get(id)
+    return at !== undefined && at < from
+  }
+  for (let i = from; i < messages.length; i++) {
+    const m = messages[i]!
+    if (m.role !== 'assistant') continue
+    for (const block of m.content) if (block.type === 'toolCall' && !added.has(block.id) && !inPrefix(block.id)) added.set(block.id, i)
+  }
+  let answered = 0
+  const done = new Set<string>()
+  let current = -1
+  for (let i = from; i < messages.length; i++) {
+    const m = messages[i]!
+    if (m.role === 'assistant') current = i
+    else if (m.role === 'user') current = -1
+    else if (m.role === 'toolResult') {
+      if (added.get(m.toolCallId) !== current || done.has(m.toolCallId)) return undefined
+      done.add(m.toolCallId)
+      answered++
+    }
+  }
+  return answered === added.size ? added : undefined
+}
+
+/** Whether `messages[from..]` are all frozen: only then is their validity remembered. */
+function frozenFrom(messages: readonly AgentMessage[], from: number): boolean {
+  for (let i = from; i < messages.length; i++) if (!Object.isFrozen(messages[i])) return false
+  return true
+}
+
+/**
+ * Whether `messages` is valid, checking only what no earlier check covered;
+ * remembered when its messages are frozen.
+ */
+function isValid(messages: readonly AgentMessage[]): boolean {
+  const known = validPrefixes.find(messages)
+  if (known !== undefined && known.length === messages.length) return true
+  // A longer transcript of the same lineage was valid: its prefix need not be (a call may wait for its result).
+  const from = known !== undefined && known.length < messages.length ? known.length : 0
+  const prefix = from === 0 ? undefined : known!.calls
+  const added = validSuffix(messages, from, prefix)
+  if (added === undefined) return false
+  if (frozenFrom(messages, from)) {
+    let calls: CallIndex
+    if (prefix !== undefined && prefix.covered === from) calls = prefix
+    else {
+      // Another extension went on from the same prefix: its entries past `from` are not ours.
+      const ids = new Map<string, number>()
+      if (prefix !== undefined) for (const [id, at] of prefix.ids) if (at < from) ids.set(id, at)
+      calls = { ids, covered: from }
+    }
+    for (const [id, at] of added) calls.ids.set(id, at)
+    calls.covered = messages.length
+    validPrefixes.record(messages, { length: messages.length, calls })
+  }
+  return true
+}
 
 /**
  * Repairs `messages` by the rules in the module comment. `reason` ends up in
- * every synthetic result: `Tool call not executed: <reason>.` One pass to
- * index the calls, one to place the results: linear in the transcript.
+ * every synthetic result: `Tool call not executed: <reason>.` A valid
+ * transcript costs a check of what no earlier check covered (a transcript
+ * seen before, or the new messages of one that extends it: see
+ * transcript-memo.ts); repairing is one pass to index the calls and one to
+ * place the results: linear in the transcript.
  */
 export function repairTranscript<M extends AgentMessage>(messages: readonly M[], reason = unfinished): RepairedTranscript<M> {
-  if (Object.isFrozen(messages) && validFrozen.has(messages)) return { messages, repairs: [] }
-  // Every call, by id: the index of the (first) assistant message that made it. A loop over
-  // the content rather than `toolCallsOf`: this runs over the whole transcript at every run.
+  if (isValid(messages)) return { messages, repairs: [] }
+  // Every call, by id: the index of the (first) assistant message that made it.
   const owner = new Map<string, number>()
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!
@@ -90,10 +178,8 @@ export function repairTranscript<M extends AgentMessage>(messages: readonly M[],
     }
   }
   for (const [id, at] of owner) if (!kept.has(id)) repairs.push({ kind: 'missingResult', toolCallId: id, index: at })
-  if (repairs.length === 0) {
-    if (Object.isFrozen(messages)) validFrozen.add(messages)
-    return { messages, repairs }
-  }
+  // Never empty: `isValid` said something is wrong, by the same rules.
+  if (repairs.length === 0) return { messages, repairs }
 
   const out: (M | ToolResultMessage)[] = []
   let open: { readonly message: AssistantMessage; readonly index: number } | undefined

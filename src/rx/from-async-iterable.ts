@@ -1,0 +1,85 @@
+import { Observable, type Subscriber } from 'rxjs'
+import { resident, unused } from './resident.js'
+
+/**
+ * An Observable of an async iterable's values: what a custom `streamFn`
+ * returns when its provider's events come from an async generator or any
+ * other `for await` source (an SDK's stream, a reader of server-sent events).
+ *
+ * It pulls one value at a time, as `for await` does, and hands each to the
+ * subscriber as soon as it arrives. Unsubscribing cancels at once: no value
+ * is emitted after it, and the iterator's `return()` is called, so an async
+ * generator runs its `finally` blocks (closes its HTTP body, releases its
+ * reader) without waiting for its next value. It is not called once the
+ * iterator has finished or failed. An error thrown by the iterator is the
+ * Observable's error.
+ *
+ * Why not RxJS's `from(iterable)`: it does the same, but its Node build is
+ * compiled down to ES5 generator helpers that cost about twice a plain
+ * `for await` per value (0.16–0.20 µs against 0.093 µs per value, Node 20,
+ * 10,000 values), and it asks for cancellation only between values.
+ *
+ * Each subscription calls `iterable[Symbol.asyncIterator]()` again: an async
+ * generator *object* can be iterated only once, so create it inside the
+ * `streamFn`, as in the example.
+ *
+ * ```
+ * iterable: --a--b--c--|
+ * result:   --a--b--c--|
+ * ```
+ *
+ * @example
+ * const streamFn: StreamFn = (request) => fromAsyncIterable(myProviderEvents(request))
+ */
+export function fromAsyncIterable<T>(iterable: AsyncIterable<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const pull = new Pull(iterable[Symbol.asyncIterator](), subscriber)
+    void pull.run()
+    return () => pull.cancel()
+  })
+}
+
+/**
+ * One subscription's loop. A class declared once, so that the per-value loop
+ * keeps its optimized code from one stream to the next (see `linked`).
+ */
+class Pull<T> {
+  /** The iterator finished, failed, or was asked to return: it is not touched again. */
+  private over = false
+
+  constructor(
+    private readonly iterator: AsyncIterator<T>,
+    private readonly subscriber: Subscriber<T>,
+  ) {}
+
+  async run(): Promise<void> {
+    const { iterator, subscriber } = this
+    try {
+      while (!subscriber.closed) {
+        const result = await iterator.next()
+        if (this.over) return
+        if (result.done === true) {
+          this.over = true
+          subscriber.complete()
+          return
+        }
+        subscriber.next(result.value)
+      }
+    } catch (error) {
+      if (this.over) return
+      this.over = true
+      subscriber.error(error)
+    }
+  }
+
+  /** Unsubscribed: the iterator returns, unless it is over already. A failure to return has nowhere to go and is dropped. */
+  cancel(): void {
+    if (this.over) return
+    this.over = true
+    const returned = this.iterator.return?.()
+    if (returned !== undefined) returned.then(undefined, () => undefined)
+  }
+}
+
+// Its hidden class outlives a stream (see `resident`).
+resident(new Pull(unused, unused))
