@@ -3,22 +3,11 @@ import { linked } from '../src/rx/linked-observer.js'
 import { callStreamFn, callUser, CallbackError } from '../src/rx/user-callback.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { CompactionEvent } from '../src/types/event.js'
-import type { LlmMessage } from '../src/types/message.js'
-import type { ModelSpec } from '../src/types/model.js'
 import { ProviderError, providerErrorInfo, type ProviderErrorInfo } from '../src/types/provider-error.js'
-import type { LlmRequest, StreamFn } from '../src/types/request.js'
+import type { LlmRequest } from '../src/types/request.js'
+import type { ModelRoute, OverflowRecovery } from '../src/types/run-config.js'
 
-/** A model and the provider that serves it. */
-export interface ModelRoute {
-  readonly model: ModelSpec
-  readonly streamFn: StreamFn
-}
-
-/** A smaller context for a turn whose context overflowed, and what was dropped. */
-export interface OverflowRecovery {
-  readonly messages: readonly LlmMessage[]
-  readonly compaction: Omit<CompactionEvent, 'type' | 'reason'>
-}
+export type { ModelRoute, OverflowRecovery } from '../src/types/run-config.js'
 
 /** Options for {@link callModel}. */
 export interface CallModelOptions {

@@ -10,11 +10,11 @@ import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/t
 import type { AgentTool, ToolOutput } from '../src/types/tool.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
 import { appended, nextState, runViewOf, withMessages, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
+import type { ToolExecution } from '../src/types/run-config.js'
 import { onTurnState } from './on-turn-state.js'
 import { untilAborted } from './until-aborted.js'
 
-/** How a batch of tool calls runs: all at once (optionally at most `limit` at a time), or one after another. */
-export type ToolExecution = { readonly mode: 'concurrent'; readonly limit?: number } | { readonly mode: 'sequential' }
+export type { ToolExecution } from '../src/types/run-config.js'
 
 export interface DispatchToolsOptions {
   readonly preDispatch?: readonly PreDispatchPolicy[]

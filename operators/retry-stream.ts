@@ -1,33 +1,13 @@
-import { asyncScheduler, Observable, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs'
+import { asyncScheduler, Observable, type MonoTypeOperatorFunction, type Subscriber, type Subscription } from 'rxjs'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import { ProviderError, type ProviderErrorInfo } from '../src/types/provider-error.js'
+import type { RetryOptions } from '../src/types/run-config.js'
 import { errorText } from '../src/types/codec.js'
 import { linked } from '../src/rx/linked-observer.js'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import { resident, unused } from '../src/rx/resident.js'
 
-/** How {@link retryStream} retries. Every field has a default. */
-export interface RetryOptions {
-  /** Attempts in all, the first included (default 4: three retries). */
-  readonly maxAttempts?: number
-  /** Delay before the first retry, doubled each time (default 1000 ms). */
-  readonly baseDelayMs?: number
-  /** No computed delay exceeds this (default 30,000 ms). */
-  readonly maxDelayMs?: number
-  /**
-   * A server-requested delay (Retry-After, RetryInfo) longer than this is not
-   * waited for: the error is passed on (default 60,000 ms).
-   */
-  readonly maxServerDelayMs?: number
-  /** Random share of each computed delay, 0–1 (default 0.2: ±20 %). */
-  readonly jitter?: number
-  /** Whether to retry this error (default: `info.retryable`). A throw fails the call (`retry.shouldRetry threw: …`). */
-  readonly shouldRetry?: (info: ProviderErrorInfo, attempt: number) => boolean
-  /** The source of randomness for jitter (default `Math.random`); inject for deterministic tests. */
-  readonly random?: () => number
-  /** Where the delays run; the test scheduler makes them virtual. */
-  readonly scheduler?: SchedulerLike
-}
+export type { RetryOptions } from '../src/types/run-config.js'
 
 /** The delay before retry number `attempt` (1-based): the server's if it gave one, else capped exponential backoff with jitter. */
 export function retryDelay(info: ProviderErrorInfo, attempt: number, options: RetryOptions = {}): number {

@@ -3,19 +3,12 @@ import { from, map, Observable, take, defaultIfEmpty, catchError, of } from 'rxj
 import type { ObservableInput } from 'rxjs'
 import { isLlmMessage, type AgentMessage, type LlmMessage } from '../src/types/message.js'
 import { hasNoCustomMessages, nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
+import type { ConvertToLlm, TransformContext } from '../src/types/run-config.js'
 import { onTurnState } from './on-turn-state.js'
 import { errorText } from '../src/types/codec.js'
 import { abortedState, untilAborted, type AbortOption } from './until-aborted.js'
 
-/** Rewrites what the model will see this turn (windowing, compaction, redaction). The transcript is not changed. */
-export type TransformContext = (
-  messages: readonly AgentMessage[],
-  /** The turn, and the context window of the turn's model when it is known (a window fits its budgets to it). */
-  info: { readonly turnIndex: number; readonly contextWindow?: number },
-) => readonly AgentMessage[] | ObservableInput<readonly AgentMessage[]>
-
-/** Turns transcript messages into what a model accepts. */
-export type ConvertToLlm = (messages: readonly AgentMessage[]) => readonly LlmMessage[]
+export type { ConvertToLlm, TransformContext } from '../src/types/run-config.js'
 
 /** The default conversion: custom messages never reach a model. Without any, the transcript is passed as is (no copy). */
 export const defaultConvertToLlm: ConvertToLlm = (messages) =>

@@ -184,6 +184,7 @@ export {
   type StructuredRun,
   DEFAULT_PLAN_MODE_ADDENDUM,
   Agent,
+  type RestoreOptions,
 } from './agent/agent.js'
 export {
   ToolMetrics,
@@ -195,7 +196,8 @@ export {
   AgentOwnEvent,
   AgentRunEvent,
 } from './agent/agent-events.js'
-export type { AgentState } from './agent/agent-state.js'
+export type { AgentState, PendingApproval } from './agent/agent-state.js'
+export { AGENT_LOG_FORMAT, AgentLogEntry, decodeAgentLog } from './agent/agent-log.js'
 export {
   Checkpoint,
   CHECKPOINT_FORMAT,

@@ -22,7 +22,9 @@ describe('Agent events', () => {
     const run = agent.prompt('hello')
     const replayed = await lastValueFrom(run.events$.pipe(toArray()))
     expect(a).toEqual(b)
-    expect(replayed.map((e) => e.type)).toEqual(a)
+    // A late subscriber catches up on everything but the deltas of messages that ended (bounded replay).
+    expect(replayed.map((e) => e.type)).toEqual(a.filter((type) => type !== 'messageUpdate'))
+    expect(a).toContain('messageUpdate')
     expect(model.requests).toHaveLength(1)
   })
 

@@ -231,10 +231,19 @@ describe('checkpoints: decoded on load and restore, with a format version', () =
     messages: [hello], steering: [], followUp: [], planMode: false, midRun: false,
   })
 
-  it('a checkpoint carries version 1', async () => {
+  it('a checkpoint carries version 2 and its position in the log', async () => {
     const m = model()
     const agent = new Agent({ systemPrompt: 's', model: m.model, streamFn: m.streamFn })
-    expect((await agent.checkpoint()).version).toBe(1)
+    await agent.prompt('hi')
+    const checkpoint = await agent.checkpoint()
+    expect(checkpoint).toMatchObject({ version: 2, position: agent.log.length - 1 })
+  })
+
+  it('a version 1 checkpoint (no position) still restores', () => {
+    const m = model()
+    const restored = Agent.restore(bad({ ...base(m), version: 1, steering: [hello] }), { streamFn: m.streamFn })
+    expect(restored.state.messages).toEqual([hello])
+    expect(restored.pendingSteering).toEqual([hello])
   })
 
   it('a store reports the decode path instead of "corrupt"', async () => {
@@ -256,12 +265,12 @@ describe('checkpoints: decoded on load and restore, with a format version', () =
     const m = model()
     const store = new InMemoryCheckpointStore()
     await store.save(bad<Checkpoint>({ ...base(m), version: 7 }))
-    expect((await rejected(store.load('a:1'))).message).toBe(`InMemoryCheckpointStore.load: invalid checkpoint 'a:1' at version: checkpoint format 7 is newer than this rxagent understands (1)`)
+    expect((await rejected(store.load('a:1'))).message).toBe(`InMemoryCheckpointStore.load: invalid checkpoint 'a:1' at version: checkpoint format 7 is newer than this rxagent understands (2)`)
     expect(thrown(() => Agent.restore(bad({ ...base(m), version: 7 }), { streamFn: m.streamFn })).message).toBe(
-      'Agent.restore: invalid checkpoint at version: checkpoint format 7 is newer than this rxagent understands (1)',
+      'Agent.restore: invalid checkpoint at version: checkpoint format 7 is newer than this rxagent understands (2)',
     )
     expect(thrown(() => Agent.restore(bad({ ...base(m), version: 'one' }), { streamFn: m.streamFn })).message).toBe(
-      'Agent.restore: invalid checkpoint at version: unknown checkpoint format "one" (this rxagent understands 1)',
+      'Agent.restore: invalid checkpoint at version: unknown checkpoint format "one" (this rxagent understands 2)',
     )
   })
 

@@ -25,7 +25,7 @@ type Entry = keyof typeof entries
 const pinned: Record<Entry, { values: string[]; types: string[] }> = {
   'rxagent': {
     values: [
-      'Agent', 'AgentBusyError', 'AgentEndEvent', 'AgentEvent', 'AgentMessage', 'AgentMessageInput',
+      'AGENT_LOG_FORMAT', 'Agent', 'AgentBusyError', 'AgentEndEvent', 'AgentEvent', 'AgentLogEntry', 'AgentMessage', 'AgentMessageInput',
       'AgentOwnEvent', 'AgentResult', 'AgentRunEvent', 'AgentStartEvent', 'Approval', 'AssistantContent',
       'AssistantMessage', 'CHECKPOINT_FORMAT', 'Checkpoint', 'ChunkStopReason', 'CompactionEvent', 'Content',
       'Cost', 'CostRates', 'CostTier', 'CustomMessage', 'DEFAULT_PLAN_MODE_ADDENDUM', 'DecodeError', 'EventStamp',
@@ -42,7 +42,7 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'ToolUseStartChunk', 'TurnEndEvent', 'TurnMetrics', 'TurnMetricsEvent', 'TurnProtocolError', 'TurnStartEvent',
       'Usage', 'UsageChunk', 'UserContent', 'UserMessage', 'Verdict', 'addCost', 'addUsage', 'agentLoop',
       'agentLoopContinue', 'agentMessageCodec', 'agentResult', 'assistantMessage', 'budgetPolicy', 'cacheHitRate',
-      'compactionOf', 'composeTurn', 'costOf', 'decode', 'decodeCheckpoint', 'decodeOrThrow', 'defaultTurn',
+      'compactionOf', 'composeTurn', 'costOf', 'decode', 'decodeAgentLog', 'decodeCheckpoint', 'decodeOrThrow', 'defaultTurn',
       'defineCustomMessage', 'defineTool', 'describeRepair', 'emptyCost', 'emptyUsage', 'estimateContextTokens',
       'estimateTokens', 'extractText', 'fromAsyncIterable', 'imageBase64', 'imageUrl', 'isLlmMessage', 'isTransientKind', 'isTurnState',
       'loopDetection', 'maxTurnsPolicy', 'mergeCost', 'mergeUsage', 'modelSpec', 'providerErrorInfo', 'ratesFor',
@@ -55,9 +55,9 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'ApprovalMode', 'ApprovalRequest', 'ApproveTool', 'AssistantStreamEvent', 'BudgetLimits', 'CallOptions',
       'CheckpointInfo', 'CheckpointStore', 'CompactionReport', 'CustomMessageKind', 'CustomMessageOf',
       'DecodeIssue', 'DenyRule', 'EstimateTokens', 'LoopDetectionOptions', 'LoopStop', 'MessageSource',
-      'MetricsCollector', 'Policies', 'Policy', 'PolicyVerdict', 'PostLoopPolicy', 'PostLoopView', 'PostTurnPolicy',
+      'MetricsCollector', 'PendingApproval', 'Policies', 'Policy', 'PolicyVerdict', 'PostLoopPolicy', 'PostLoopView', 'PostTurnPolicy',
       'PostTurnView', 'PreDispatchPolicy', 'PreDispatchVerdict', 'PreDispatchView', 'PreTurnPolicy', 'PreTurnView',
-      'PromptInput', 'QueueMode', 'RegisteredKind', 'RepairedTranscript', 'RunToolOptions', 'RunView',
+      'PromptInput', 'QueueMode', 'RegisteredKind', 'RepairedTranscript', 'RestoreOptions', 'RunToolOptions', 'RunView',
       'SlidingWindow', 'SlidingWindowOptions', 'StreamFn', 'StructuredOptions', 'StructuredRun',
       'SubAgentToolOptions', 'ToolDefinition', 'ToolExecuteContext', 'ToolReturn', 'ToolRunEvent',
       'TranscriptRepair', 'TurnItem', 'TurnOperator', 'TurnStages', 'TurnState', 'WindowInfo', 'WindowResult',

@@ -1,24 +1,20 @@
 /**
- * The state an Agent exposes, derived from its events by one reducer.
- *
- * immer does the structural work: a finished message is appended to the
- * history without copying the messages themselves, and every snapshot is
- * frozen. The one exception is the message being streamed: a `messageUpdate`
- * only swaps `streamMessage` on a shallow copy of the root (the history array
- * is shared as is), because an immer `produce` per token would cost more than
- * the whole rest of the runtime.
- *
- * immer's auto-freeze is recursive, and tool results carry `details` of any
- * depth (a tool's output, possibly echoing a model's): every message is
- * frozen without recursion (`deepFreeze`) before it enters a draft, and immer
- * skips what is frozen already.
+ * The state an Agent exposes: the fold of its log (`agent-reducer.ts`).
+ * Every snapshot is frozen and shares what did not change with the one
+ * before it; the message being streamed lives in its own field, so a
+ * snapshot while streaming never copies the history.
  */
-import { produce } from 'immer'
-import type { AgentEvent } from '../types/event.js'
 import type { AgentMessage, AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import type { AgentTool } from '../types/tool.js'
-import { deepFreeze } from '../types/deep-freeze.js'
+
+/** A tool call waiting for an approval decision (see `Agent.resolveApproval`). */
+export interface PendingApproval {
+  readonly toolCallId: string
+  readonly toolName: string
+  /** The arguments the call would run with. */
+  readonly args: Readonly<Record<string, unknown>>
+}
 
 export interface AgentState {
   readonly systemPrompt: string
@@ -26,63 +22,37 @@ export interface AgentState {
   readonly tools: readonly AgentTool[]
   readonly messages: readonly AgentMessage[]
   readonly isRunning: boolean
-  /** The assistant message being streamed, as of its last chunk. */
+  /** The assistant message being streamed, as of its last chunk (not in the log: see `agent-log.ts`). */
   readonly streamMessage: AssistantMessage | undefined
   /** Ids of the tool calls executing now. */
   readonly pendingToolCalls: readonly string[]
+  /** Tool calls waiting for an approval decision, in request order. */
+  readonly pendingApprovals: readonly PendingApproval[]
+  /** Steering messages queued and not yet delivered, oldest first. */
+  readonly steeringQueue: readonly AgentMessage[]
+  /** Follow-up messages queued and not yet delivered, oldest first. */
+  readonly followUpQueue: readonly AgentMessage[]
   /** What ended the last run badly, in words. */
   readonly error: string | undefined
   readonly availableModels: readonly ModelSpec[]
   readonly planMode: boolean
 }
 
+/** The state before any entry but `init`: nothing running, nothing queued. */
 export function initialAgentState(fields: Pick<AgentState, 'systemPrompt' | 'model' | 'tools' | 'messages' | 'availableModels'>): AgentState {
-  // Messages all the way down, without recursion (see the module comment).
-  for (const message of fields.messages) deepFreeze(message)
-  // Tools shallowly: they hold codecs and functions that are not ours to freeze.
-  return Object.freeze({ ...fields, tools: Object.freeze([...fields.tools]), messages: Object.freeze([...fields.messages]), availableModels: Object.freeze([...fields.availableModels]), isRunning: false, streamMessage: undefined, pendingToolCalls: Object.freeze([]), error: undefined, planMode: false })
-}
-
-/** The state after `event`. Returns `state` itself when the event changes nothing. */
-export function reduceAgentState(state: AgentState, event: AgentEvent): AgentState {
-  switch (event.type) {
-    case 'messageUpdate':
-    case 'streamRetry':
-    case 'modelFallback':
-      return Object.freeze({ ...state, streamMessage: event.type === 'messageUpdate' ? event.message : undefined })
-    case 'agentStart':
-      return produce(state, (d) => {
-        d.isRunning = true
-        d.error = undefined
-      })
-    case 'messageStart':
-      return event.message.role === 'assistant' ? Object.freeze({ ...state, streamMessage: event.message }) : state
-    // The three events a tool batch repeats per call are plain copies rather than immer
-    // drafts: a message with thousands of calls makes thousands of them, and immer's
-    // auto-freeze walks the whole array each time (quadratic, and 50 s for 10,000 calls).
-    case 'messageEnd':
-      deepFreeze(event.message)
-      return Object.freeze({
-        ...state,
-        messages: Object.freeze([...state.messages, event.message]),
-        streamMessage: event.message.role === 'assistant' ? undefined : state.streamMessage,
-      })
-    case 'toolExecutionStart':
-      return Object.freeze({ ...state, pendingToolCalls: Object.freeze([...state.pendingToolCalls, event.toolCallId]) })
-    case 'toolExecutionEnd': {
-      const at = state.pendingToolCalls.indexOf(event.toolCallId)
-      if (at < 0) return state
-      return Object.freeze({ ...state, pendingToolCalls: Object.freeze(state.pendingToolCalls.filter((_, i) => i !== at)) })
-    }
-    case 'agentEnd':
-      return produce(state, (d) => {
-        d.isRunning = false
-        d.streamMessage = undefined
-        d.pendingToolCalls = []
-        const r = event.result
-        d.error = r.stopReason === 'error' || r.stopReason === 'aborted' ? (r.error ?? r.stopReason) : undefined
-      })
-    default:
-      return state
-  }
+  return Object.freeze({
+    systemPrompt: fields.systemPrompt,
+    model: fields.model,
+    tools: Object.freeze([...fields.tools]),
+    messages: Object.freeze([...fields.messages]),
+    isRunning: false,
+    streamMessage: undefined,
+    pendingToolCalls: Object.freeze([]),
+    pendingApprovals: Object.freeze([]),
+    steeringQueue: Object.freeze([]),
+    followUpQueue: Object.freeze([]),
+    error: undefined,
+    availableModels: Object.freeze([...fields.availableModels]),
+    planMode: false,
+  })
 }

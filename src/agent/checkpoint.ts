@@ -16,13 +16,15 @@ import { NonNegativeInteger, describeValue, struct } from '../types/codec.js'
 import { decodeInput, invalidInput, MessagesInput } from '../types/input.js'
 import { AgentMessage } from '../types/message.js'
 import { ModelSpec } from '../types/model.js'
+import type { AgentState } from './agent-state.js'
 
 /**
- * The checkpoint format this rxagent writes and reads. A checkpoint without a
- * `version` is read as format 1 (what was stored before formats had numbers);
- * a newer or unknown one is refused.
+ * The checkpoint format this rxagent writes. It reads this one and format 1
+ * (before checkpoints were positions in the agent's log: no `position`); a
+ * checkpoint without a `version` is read as format 1 (what was stored before
+ * formats had numbers); a newer or unknown one is refused.
  */
-export const CHECKPOINT_FORMAT = 1
+export const CHECKPOINT_FORMAT = 2
 
 const fields = (messages: t.Type<readonly AgentMessage[], unknown, unknown>) =>
   ({
@@ -46,7 +48,13 @@ const fields = (messages: t.Type<readonly AgentMessage[], unknown, unknown>) =>
 
 const optional = {
   /** The format (see {@link CHECKPOINT_FORMAT}); absent in checkpoints written before formats had numbers. */
-  version: t.literal(CHECKPOINT_FORMAT),
+  version: t.union([t.literal(1), t.literal(CHECKPOINT_FORMAT)]),
+  /**
+   * The position in the agent's log (`agent.log`, an entry's `seq`) the
+   * checkpoint's transcript is the state of: the last completed turn. Since
+   * format 2.
+   */
+  position: NonNegativeInteger,
   /** App data saved alongside (labels, the user id…). */
   metadata: t.record(t.string, t.unknown),
 }
@@ -58,14 +66,14 @@ export type Checkpoint = t.TypeOf<typeof Checkpoint>
 /**
  * Decodes a checkpoint from wherever it was kept: checks its format version
  * first, then every field (messages as the entries accept them, see
- * `decodePrompts`). The result always carries `version`.
+ * `decodePrompts`). The result always carries `version` (1 when absent).
  *
  * @throws InvalidInputError naming the path (`messages[3].content`), or
  * `version` for a newer or unknown format.
  */
 export function decodeCheckpoint(u: unknown, entry: string, what = 'checkpoint', now = Date.now()): Checkpoint {
   const version = typeof u === 'object' && u !== null ? (u as { version?: unknown }).version : undefined
-  if (version !== undefined && version !== CHECKPOINT_FORMAT) {
+  if (version !== undefined && version !== 1 && version !== CHECKPOINT_FORMAT) {
     const newer = typeof version === 'number' && Number.isInteger(version) && version > CHECKPOINT_FORMAT
     throw invalidInput(
       entry,
@@ -78,7 +86,7 @@ export function decodeCheckpoint(u: unknown, entry: string, what = 'checkpoint',
     )
   }
   const decoded = decodeInput(struct('Checkpoint', fields(MessagesInput(now)), optional), u, entry, what)
-  return decoded.version === undefined ? { ...decoded, version: CHECKPOINT_FORMAT } : decoded
+  return decoded.version === undefined ? { ...decoded, version: 1 } : decoded
 }
 
 /** What `list` returns: enough to choose a checkpoint without loading its transcript. */
@@ -132,5 +140,51 @@ export class InMemoryCheckpointStore implements CheckpointStore {
 
   async delete(id: string): Promise<boolean> {
     return this.log.delete(id)
+  }
+}
+
+/**
+ * Where a checkpoint taken now starts from: the log position of the last
+ * completed turn (or of the run's start), the transcript there, and what the
+ * run in progress has taken since (its prompts, the queued messages it
+ * drained) — which a checkpoint keeps, since the turn they went into is
+ * redone on `continue()`.
+ */
+export class RunBoundary {
+  position = 0
+  messages: readonly AgentMessage[] = []
+  prompts: readonly AgentMessage[] = []
+  readonly drained = { steering: [] as AgentMessage[], followUp: [] as AgentMessage[] }
+
+  /** A turn completed (or a run starts) at log `position` with this transcript. */
+  mark(position: number, messages: readonly AgentMessage[]): void {
+    this.position = position
+    this.messages = messages
+    this.prompts = []
+    this.drained.steering.length = 0
+    this.drained.followUp.length = 0
+  }
+
+  /**
+   * Checkpoint `seq` of agent `agentId`: the state's transcript and queues
+   * when idle (at the log's `last` position), the boundary's mid-run.
+   */
+  checkpoint(agentId: string, seq: number, now: number, running: boolean, state: AgentState, last: number, metadata?: Record<string, unknown>): Checkpoint {
+    return {
+      version: CHECKPOINT_FORMAT,
+      id: `${agentId}:${seq}`,
+      agentId,
+      seq,
+      createdAt: now,
+      systemPrompt: state.systemPrompt,
+      model: state.model,
+      messages: running ? [...this.messages, ...this.prompts] : state.messages,
+      steering: [...(running ? this.drained.steering : []), ...state.steeringQueue],
+      followUp: [...(running ? this.drained.followUp : []), ...state.followUpQueue],
+      planMode: state.planMode,
+      midRun: running,
+      position: running ? this.position : last,
+      ...(metadata === undefined ? {} : { metadata }),
+    }
   }
 }

@@ -9,6 +9,7 @@ export {
   type ApprovalMode,
   type CallOptions,
   type PromptInput,
+  type RestoreOptions,
   type StructuredOptions,
   type StructuredRun,
 } from './agent.js'
@@ -22,7 +23,8 @@ export {
   TurnMetrics,
   TurnMetricsEvent,
 } from './agent-events.js'
-export type { AgentState } from './agent-state.js'
+export type { AgentState, PendingApproval } from './agent-state.js'
+export { AGENT_LOG_FORMAT, AgentLogEntry, decodeAgentLog } from './agent-log.js'
 export { Checkpoint, CHECKPOINT_FORMAT, decodeCheckpoint, InMemoryCheckpointStore, type CheckpointInfo, type CheckpointStore } from './checkpoint.js'
 export { turnMetrics, type MetricsCollector } from './metrics.js'
 export { subAgentTool, type SubAgentToolOptions } from './sub-agent.js'

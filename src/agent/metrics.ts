@@ -31,30 +31,33 @@ export function turnMetrics(scheduler: SchedulerLike): OperatorFunction<AgentEve
       let tools: ToolMetrics[] = []
       return source.subscribe({
         next: (event) => {
-          const now = scheduler.now()
+          // The clock is read only by the events that are timed: not once per delta.
           switch (event.type) {
             case 'turnStart':
-              llmStart = now
+              llmStart = scheduler.now()
               firstToken = undefined
               llmEnd = undefined
               tools = []
               break
             case 'messageEnd':
-              if (event.message.role === 'assistant') llmEnd = now
+              if (event.message.role === 'assistant') llmEnd = scheduler.now()
               break
             case 'messageUpdate':
-              if (firstToken === undefined && event.chunk.type !== 'usage') firstToken = now
+              if (firstToken === undefined && event.chunk.type !== 'usage') firstToken = scheduler.now()
               break
             case 'toolExecutionStart':
-              toolStarts.set(event.toolCallId, now)
+              toolStarts.set(event.toolCallId, scheduler.now())
               break
-            case 'toolExecutionEnd':
+            case 'toolExecutionEnd': {
+              const now = scheduler.now()
               tools.push({ toolCallId: event.toolCallId, toolName: event.toolName, durationMs: now - (toolStarts.get(event.toolCallId) ?? now), isError: event.isError })
               toolStarts.delete(event.toolCallId)
               break
+            }
           }
           subscriber.next(event)
           if (event.type === 'turnEnd') {
+            const now = scheduler.now()
             const message = event.message
             const end = llmEnd ?? now
             const output = message?.usage.output ?? 0

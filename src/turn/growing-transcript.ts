@@ -37,6 +37,10 @@ export const lineageOf = (messages: readonly AgentMessage[]): object | undefined
 export function appendMessages(messages: readonly AgentMessage[], more: readonly AgentMessage[]): readonly AgentMessage[] {
   if (more.length === 0) return messages
   let backing = backingOf(messages)
+  // Another holder of this backing (the loop, the Agent's state) appended exactly `more` already: share it.
+  if (backing !== undefined && backing.items.length >= messages.length + more.length && startsWith(backing.items, messages.length, more)) {
+    return snapshotOf(backing, messages.length + more.length)
+  }
   if (backing === undefined || backing.items.length !== messages.length) {
     const items = [...messages]
     const firstCustom = items.findIndex((m) => m.role === 'custom')
@@ -46,10 +50,21 @@ export function appendMessages(messages: readonly AgentMessage[], more: readonly
     if (m.role === 'custom' && backing.firstCustom === Number.POSITIVE_INFINITY) backing.firstCustom = backing.items.length
     backing.items.push(m)
   }
-  const snapshot = backing.items.slice()
+  return snapshotOf(backing, backing.items.length)
+}
+
+/** The first `length` items of `backing`, frozen, knowing their backing. */
+function snapshotOf(backing: Backing, length: number): readonly AgentMessage[] {
+  const snapshot = backing.items.slice(0, length)
   // Not enumerable: invisible to iteration, spreads, JSON and deep equality.
   Object.defineProperty(snapshot, BACKING, { value: backing })
   return Object.freeze(snapshot)
+}
+
+/** Whether `items` holds `more` from `at` on. */
+function startsWith(items: readonly AgentMessage[], at: number, more: readonly AgentMessage[]): boolean {
+  for (let i = 0; i < more.length; i++) if (items[at + i] !== more[i]) return false
+  return true
 }
 
 /**

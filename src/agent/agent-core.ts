@@ -1,0 +1,139 @@
+/**
+ * What every Agent is made of: its log and the fold of it (the store), its
+ * runs, its listeners, its approvals, its models and its context management,
+ * wired together; the state, the log and the events it exposes; listeners
+ * and checkpoints. `Agent` (agent.ts) adds the commands.
+ */
+import { asyncScheduler, type Observable, type SchedulerLike, type Subscription } from 'rxjs'
+import type { AgentLoopConfig } from '../loop/agent-loop.js'
+import { validTranscript } from '../types/settle.js'
+import type { AgentRunEvent } from './agent-events.js'
+import { AGENT_LOG_FORMAT, type AgentLogEntry } from './agent-log.js'
+import { AgentBusyError, decodeAgentOptions, type AgentOptions, type CallOptions } from './agent-options.js'
+import type { AgentState } from './agent-state.js'
+import { AgentStore } from './agent-store.js'
+import { Runner } from './agent-run.js'
+import { Approvals } from './approvals.js'
+import { RunBoundary, type Checkpoint } from './checkpoint.js'
+import { ListenerHub } from './listener-hub.js'
+import { contextManagementOf, loopConfigOf, type ContextManagement } from './loop-config.js'
+import { ModelRoutes } from './model-routes.js'
+import { runContextOf } from './plan-mode.js'
+
+let agentCount = 0
+
+/** See the module comment; an `Agent` is what apps hold. */
+export abstract class AgentCore {
+  readonly id: string
+  protected readonly options: AgentOptions
+  protected readonly scheduler: SchedulerLike
+  protected readonly store: AgentStore
+  protected readonly hub: ListenerHub
+  protected readonly approvals: Approvals
+  protected readonly boundary = new RunBoundary()
+  protected readonly runs: Runner
+  protected readonly models: ModelRoutes
+  protected checkpointSeq = 0
+  protected readonly context: ContextManagement
+
+  /** Immutable snapshots, one per change; replays the current one to new subscribers. */
+  readonly state$: Observable<AgentState>
+  /**
+   * Every event, multicast: all subscribers see the same run once. RxJS
+   * isolates a subscriber that throws (the run and the others go on) and
+   * reports it through `config.onUnhandledError`; `subscribe` below reports
+   * it as a `listenerError` event instead.
+   */
+  readonly events$: Observable<AgentRunEvent>
+  /** Every log entry appended from now on (`log` has those before). */
+  readonly log$: Observable<AgentLogEntry>
+
+  /** @throws InvalidInputError naming the path of a bad message, tool or system prompt (`messages[1].content`). */
+  constructor(options: AgentOptions) {
+    this.scheduler = options.scheduler ?? asyncScheduler
+    options = decodeAgentOptions(options, this.scheduler.now())
+    this.options = options
+    this.id = options.id ?? `agent-${++agentCount}`
+    this.models = new ModelRoutes(options.model, options.streamFn, options.availableModels)
+    // After any decoding: a transcript breaking the tool-call invariants would make every request fail.
+    const messages = validTranscript(options.messages ?? [], options.invalidTranscript)
+    const tools = options.tools ?? []
+    this.store = new AgentStore(
+      { type: 'init', version: AGENT_LOG_FORMAT, agentId: this.id, systemPrompt: options.systemPrompt, model: options.model, availableModels: this.models.models, tools: tools.map((x) => x.name), messages },
+      tools,
+    )
+    this.state$ = this.store.state$
+    this.log$ = this.store.log$
+    this.hub = new ListenerHub((event) => this.runs.emitOwn(event), options.onListenerError)
+    this.runs = new Runner({
+      id: this.id,
+      scheduler: this.scheduler,
+      store: this.store,
+      hub: this.hub,
+      boundary: this.boundary,
+      metrics: options.metrics,
+      queueMode: (queue) => (queue === 'steering' ? options.steeringMode : options.followUpMode),
+      configOf: (call, signal) => this.configOf(call, signal),
+      context: () => runContextOf(this.state, options.planModeAddendum),
+    })
+    this.events$ = this.hub.events$
+    this.approvals = new Approvals((command) => this.store.append(command))
+    this.context = contextManagementOf(options, (event) => this.runs.emitOwn(event))
+    for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
+  }
+
+  /** The current snapshot. */
+  get state(): AgentState {
+    return this.store.state
+  }
+
+  /** The log, oldest first: `init`, then every change; an entry's `seq` is its position. `Agent.fromLog(agent.log, options)` rebuilds this agent. */
+  get log(): readonly AgentLogEntry[] {
+    return this.store.log
+  }
+
+  get isRunning(): boolean {
+    return this.runs.current !== undefined
+  }
+
+  // --- Listeners ----------------------------------------------------------
+
+  /** Calls `listener` with every event. A listener that throws is reported (a `listenerError` event) and never breaks the run or the others. */
+  subscribe(listener: (event: AgentRunEvent) => void, name?: string): Subscription {
+    return this.hub.subscribe(listener, name)
+  }
+
+  /** Adds a forwarder (a log, a socket): like a listener, for the agent's whole life. */
+  addForwarder(forward: (event: AgentRunEvent) => void): Subscription {
+    return this.hub.subscribe(forward, this.hub.nextForwarderName())
+  }
+
+  // --- Checkpoints --------------------------------------------------------
+
+  /**
+   * A checkpoint of the agent as of the last completed turn (mid-run: the
+   * turn in progress is not in it and is redone on `continue()`), saved to
+   * the store when one is configured. Its `position` is that turn's place in
+   * the log (`agent.log`).
+   */
+  async checkpoint(metadata?: Record<string, unknown>): Promise<Checkpoint> {
+    const checkpoint = this.boundary.checkpoint(this.id, ++this.checkpointSeq, this.scheduler.now(), this.runs.current !== undefined, this.state, this.log.length - 1, metadata)
+    await this.options.checkpointStore?.save(checkpoint)
+    return checkpoint
+  }
+
+  // --- Internals ----------------------------------------------------------
+
+  protected notRunning(): void {
+    const current = this.runs.current
+    if (current !== undefined) throw new AgentBusyError(`agent ${this.id} is already running (${current.runId})`)
+  }
+
+  private configOf(call: CallOptions, signal: AbortSignal): AgentLoopConfig {
+    const { options, scheduler, approvals } = this
+    const { transform, recover } = this.context
+    const steering = () => this.runs.take('steering')
+    const followUp = () => this.runs.take('followUp')
+    return loopConfigOf({ options, call, model: this.state.model, streamFn: this.models.streamFn, signal, scheduler, steering, followUp, transform, recover, approvals })
+  }
+}

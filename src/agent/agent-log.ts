@@ -1,0 +1,158 @@
+/**
+ * The Agent's log: every change to an agent — a run's events as they matter
+ * for its state, and the commands (prompt, steer, model change, approval
+ * decisions, reset…) — as one small, self-contained, io-ts-decodable entry.
+ * The agent's state is the fold of this log (`agent-reducer.ts`); a
+ * checkpoint is a position in it; `Agent.fromLog` replays it.
+ *
+ * What is recorded, and what is not:
+ * - a streamed message is recorded once, as its final message (`messageEnd`);
+ *   its deltas are not in the log (they only change the transient
+ *   `streamMessage`, which is empty whenever a run is not streaming);
+ * - tools are recorded by name (they hold functions): replaying resolves the
+ *   names against the tools the replaying agent is given;
+ * - models are recorded as `ModelSpec`s; a route's stream function is not.
+ *
+ * Every entry has `seq`, its position in the log (0, 1, 2…): an entry is
+ * appended at the next position, which a durable store can check.
+ */
+import * as t from 'io-ts'
+import { NonNegativeInteger, describeValue, struct, taggedUnion } from '../types/codec.js'
+import { decodeInput, invalidInput } from '../types/input.js'
+import { AgentMessage } from '../types/message.js'
+import { ModelSpec } from '../types/model.js'
+import { StopReason } from '../types/stop-reason.js'
+
+/** The log format this rxagent writes and reads (in the `init` entry). */
+export const AGENT_LOG_FORMAT = 1
+
+const seq = { seq: NonNegativeInteger }
+const entry = <T extends string, P extends t.Props>(type: T, props: P, name: string) => t.type({ ...seq, type: t.literal(type), ...props }, name)
+const Queue = t.keyof({ steering: null, followUp: null }, 'Queue')
+const Messages = t.readonlyArray(AgentMessage)
+
+/** The first entry: who the agent is and what it starts from. */
+export const InitEntry = entry(
+  'init',
+  {
+    version: t.literal(AGENT_LOG_FORMAT),
+    agentId: t.string,
+    systemPrompt: t.string,
+    model: ModelSpec,
+    availableModels: t.readonlyArray(ModelSpec),
+    /** The tools' names; replaying resolves them against the tools it is given. */
+    tools: t.readonlyArray(t.string),
+    messages: Messages,
+  },
+  'InitEntry',
+)
+
+/** A run starts (`prompt`, `continue`, `structured`) with these prompts (possibly none). */
+export const RunStartEntry = entry('runStart', { runId: t.string, prompts: Messages }, 'RunStartEntry')
+export const AgentStartEntry = entry('agentStart', {}, 'AgentStartEntry')
+export const TurnStartEntry = entry('turnStart', { turnIndex: NonNegativeInteger }, 'TurnStartEntry')
+/** A message joined the transcript (a streamed one as its final message). */
+export const MessageEndEntry = entry('messageEnd', { message: AgentMessage }, 'MessageEndEntry')
+export const ToolStartEntry = entry('toolExecutionStart', { toolCallId: t.string }, 'ToolStartEntry')
+export const ToolEndEntry = entry('toolExecutionEnd', { toolCallId: t.string }, 'ToolEndEntry')
+export const TurnEndEntry = entry('turnEnd', { turnIndex: NonNegativeInteger }, 'TurnEndEntry')
+/** The run ended (the result's messages are the `messageEnd` entries before it). */
+export const AgentEndEntry = t.intersection(
+  [entry('agentEnd', { stopReason: StopReason }, 'AgentEndEntry'), t.partial({ error: t.string })],
+  'AgentEndEntry',
+)
+/**
+ * The run ended without an `agentEnd`: it failed (`error`), or the log ends in
+ * its middle and was replayed. With `settleReason`, unanswered tool calls get
+ * an error result saying it, so that the transcript stays valid.
+ */
+export const RunFailedEntry = t.intersection(
+  [entry('runFailed', { error: t.string }, 'RunFailedEntry'), t.partial({ settleReason: t.string })],
+  'RunFailedEntry',
+)
+export const EnqueueEntry = entry('enqueue', { queue: Queue, message: AgentMessage }, 'EnqueueEntry')
+/** The run took the `count` oldest messages of a queue. */
+export const DequeueEntry = entry('dequeue', { queue: Queue, count: NonNegativeInteger }, 'DequeueEntry')
+export const ClearQueueEntry = entry('clearQueue', { queue: Queue }, 'ClearQueueEntry')
+export const ModelEntry = entry('model', { model: ModelSpec }, 'ModelEntry')
+export const ToolsEntry = entry('tools', { tools: t.readonlyArray(t.string) }, 'ToolsEntry')
+export const SystemPromptEntry = entry('systemPrompt', { systemPrompt: t.string }, 'SystemPromptEntry')
+export const PlanModeEntry = entry('planMode', { on: t.boolean }, 'PlanModeEntry')
+
+/** What an approval was decided: run (possibly with other arguments), or not, with a reason. */
+export const ApprovalDecisionCodec = t.union(
+  [struct('Approved', { approved: t.literal(true) }, { args: t.record(t.string, t.unknown) }), struct('Rejected', { approved: t.literal(false) }, { reason: t.string })],
+  'ApprovalDecision',
+)
+
+/** A tool call waits for a decision (see `state.pendingApprovals`). */
+export const ApprovalRequestedEntry = entry(
+  'approvalRequested',
+  { toolCallId: t.string, toolName: t.string, args: t.record(t.string, t.unknown) },
+  'ApprovalRequestedEntry',
+)
+/** Who decided: the `approveTool` callback, `resolveApproval`, or the run ending first (`abort`). */
+export const ApprovalDecidedEntry = entry(
+  'approvalDecided',
+  { toolCallId: t.string, decision: ApprovalDecisionCodec, by: t.keyof({ approveTool: null, resolveApproval: null, abort: null }) },
+  'ApprovalDecidedEntry',
+)
+/** The transcript, the queues, the pending approvals and the last error are forgotten. */
+export const ResetEntry = entry('reset', {}, 'ResetEntry')
+
+/** One entry of an agent's log. */
+export const AgentLogEntry = taggedUnion(
+  'type',
+  [
+    InitEntry,
+    RunStartEntry,
+    AgentStartEntry,
+    TurnStartEntry,
+    MessageEndEntry,
+    ToolStartEntry,
+    ToolEndEntry,
+    TurnEndEntry,
+    AgentEndEntry,
+    RunFailedEntry,
+    EnqueueEntry,
+    DequeueEntry,
+    ClearQueueEntry,
+    ModelEntry,
+    ToolsEntry,
+    SystemPromptEntry,
+    PlanModeEntry,
+    ApprovalRequestedEntry,
+    ApprovalDecidedEntry,
+    ResetEntry,
+  ],
+  'AgentLogEntry',
+)
+export type AgentLogEntry = t.TypeOf<typeof AgentLogEntry>
+export type InitEntry = t.TypeOf<typeof InitEntry>
+
+/** An entry before it is appended: the log gives it its `seq`. */
+export type AgentLogCommand = AgentLogEntry extends infer E ? (E extends { readonly seq: number } ? Omit<E, 'seq'> : never) : never
+
+/**
+ * Decodes a log from wherever it was kept: an array whose first entry is
+ * `init` in a format this rxagent reads, and whose entries are at positions
+ * 0, 1, 2….
+ *
+ * @throws InvalidInputError naming the path (`[3].message.content`), `[0].version` for a newer or unknown format, or `[n].seq` for an entry out of place.
+ */
+export function decodeAgentLog(u: unknown, entry: string, what = 'log'): readonly AgentLogEntry[] {
+  if (!Array.isArray(u) || u.length === 0) throw invalidInput(entry, what, '', `expected a non-empty array of log entries, got ${describeValue(u)}`, u)
+  const first: unknown = u[0]
+  const version = typeof first === 'object' && first !== null ? (first as { version?: unknown }).version : undefined
+  if ((first as { type?: unknown } | null)?.type === 'init' && version !== AGENT_LOG_FORMAT) {
+    const newer = typeof version === 'number' && Number.isInteger(version) && version > AGENT_LOG_FORMAT
+    const problem = newer ? `log format ${version} is newer than this rxagent understands (${AGENT_LOG_FORMAT})` : `unknown log format ${describeValue(version)} (this rxagent understands ${AGENT_LOG_FORMAT})`
+    throw invalidInput(entry, what, '[0].version', problem, version)
+  }
+  const entries = decodeInput(t.readonlyArray(AgentLogEntry), u, entry, what)
+  if (entries[0]!.type !== 'init') throw invalidInput(entry, what, '[0].type', `the first entry must be 'init', got ${describeValue(entries[0]!.type)}`, entries[0]!.type)
+  entries.forEach((e, i) => {
+    if (e.seq !== i) throw invalidInput(entry, what, `[${i}].seq`, `entry ${i} is at position ${e.seq}`, e.seq)
+  })
+  return entries
+}

@@ -1,0 +1,197 @@
+/**
+ * The one reducer: an agent's state is its log folded by
+ * {@link reduceAgentLog}, commands and run events alike, with immer.
+ *
+ * immer only copies what an entry changes: the root, and the one array the
+ * entry grows or shrinks. That array is built here, frozen, and handed to
+ * the draft whole — immer skips what is frozen, so appending a message to a
+ * long transcript is one array copy, never a walk of the messages (immer's
+ * auto-freeze is recursive, and tool results carry `details` of any depth:
+ * every message is frozen without recursion, `deepFreeze`, before it enters).
+ *
+ * The one update that is not a log entry is the message being streamed
+ * ({@link withStreamMessage}): a `messageUpdate` per token only swaps
+ * `streamMessage` on a shallow copy of the root (the history array is shared
+ * as is). An immer `produce` per token would cost more than the rest of the
+ * runtime, and the log records a streamed message once, as its final message.
+ */
+import { castDraft, produce, type Draft } from 'immer'
+import { deepFreeze } from '../types/deep-freeze.js'
+import type { AssistantMessage } from '../types/message.js'
+import type { ModelSpec } from '../types/model.js'
+import { settleTranscript } from '../types/settle.js'
+import { appendMessages } from '../turn/growing-transcript.js'
+import type { AgentTool } from '../types/tool.js'
+import type { AgentLogCommand, AgentLogEntry } from './agent-log.js'
+import { initialAgentState, type AgentState, type PendingApproval } from './agent-state.js'
+
+/** The tools named by a `tools` or `init` entry. */
+export type ToolResolver = (names: readonly string[]) => readonly AgentTool[]
+
+const frozen = <T>(items: T[]): readonly T[] => Object.freeze(items)
+const EMPTY: readonly never[] = Object.freeze([])
+
+/** Whether two specs name the same model. */
+export const sameModel = (a: ModelSpec, b: ModelSpec): boolean => a.provider === b.provider && a.modelId === b.modelId
+
+/** The state an `init` entry starts from. */
+export function stateOfInit(entry: Extract<AgentLogEntry | AgentLogCommand, { type: 'init' }>, tools: ToolResolver): AgentState {
+  // Messages all the way down, without recursion (see the module comment).
+  for (const message of entry.messages) deepFreeze(message)
+  return initialAgentState({ systemPrompt: entry.systemPrompt, model: entry.model, tools: tools(entry.tools), messages: entry.messages, availableModels: entry.availableModels })
+}
+
+/** The state after `entry`. Returns `state` itself when the entry changes nothing. */
+export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLogCommand, tools: ToolResolver): AgentState {
+  switch (entry.type) {
+    case 'init':
+      return stateOfInit(entry, tools)
+    case 'runStart':
+    case 'agentStart':
+      return produce(state, (d) => {
+        d.isRunning = true
+        d.error = undefined
+      })
+    case 'messageEnd': {
+      const message = frozenMessage(entry.message)
+      return produce(state, (d) => {
+        // A growing transcript: an exact-size copy of a shared backing array (a frozen array's own copy is slow).
+        d.messages = castDraft(appendMessages(state.messages, [message]))
+        if (message.role === 'assistant') d.streamMessage = undefined
+      })
+    }
+    case 'toolExecutionStart':
+      return produce(state, (d) => {
+        d.pendingToolCalls = castDraft(frozen([...state.pendingToolCalls, entry.toolCallId]))
+      })
+    case 'toolExecutionEnd': {
+      const at = state.pendingToolCalls.indexOf(entry.toolCallId)
+      if (at < 0) return state
+      return produce(state, (d) => {
+        d.pendingToolCalls = castDraft(frozen(state.pendingToolCalls.filter((_, i) => i !== at)))
+      })
+    }
+    case 'agentEnd':
+      return produce(state, (d) => {
+        endRun(d)
+        d.error = entry.stopReason === 'error' || entry.stopReason === 'aborted' ? (entry.error ?? entry.stopReason) : undefined
+      })
+    case 'runFailed': {
+      const reason = entry.settleReason
+      const messages = reason === undefined ? state.messages : frozen(settleTranscript(state.messages, reason).map(frozenMessage))
+      return produce(state, (d) => {
+        endRun(d)
+        d.messages = castDraft(messages)
+        d.error = entry.error
+      })
+    }
+    case 'enqueue': {
+      const message = frozenMessage(entry.message)
+      return produce(state, (d) => {
+        if (entry.queue === 'steering') d.steeringQueue = castDraft(frozen([...state.steeringQueue, message]))
+        else d.followUpQueue = castDraft(frozen([...state.followUpQueue, message]))
+      })
+    }
+    case 'dequeue':
+      if (entry.count === 0) return state
+      return produce(state, (d) => {
+        if (entry.queue === 'steering') d.steeringQueue = castDraft(frozen(state.steeringQueue.slice(entry.count)))
+        else d.followUpQueue = castDraft(frozen(state.followUpQueue.slice(entry.count)))
+      })
+    case 'clearQueue':
+      return produce(state, (d) => {
+        if (entry.queue === 'steering') d.steeringQueue = castDraft(EMPTY)
+        else d.followUpQueue = castDraft(EMPTY)
+      })
+    case 'model':
+      return produce(state, (d) => {
+        d.model = castDraft(entry.model)
+        if (!state.availableModels.some((m) => sameModel(m, entry.model))) d.availableModels = castDraft(frozen([...state.availableModels, entry.model]))
+      })
+    case 'tools': {
+      const resolved = frozen([...tools(entry.tools)])
+      return produce(state, (d) => {
+        d.tools = castDraft(resolved)
+      })
+    }
+    case 'systemPrompt':
+      return produce(state, (d) => {
+        d.systemPrompt = entry.systemPrompt
+      })
+    case 'planMode':
+      return produce(state, (d) => {
+        d.planMode = entry.on
+      })
+    case 'approvalRequested': {
+      const pending: PendingApproval = Object.freeze({ toolCallId: entry.toolCallId, toolName: entry.toolName, args: frozenMessage(entry.args) })
+      return produce(state, (d) => {
+        d.pendingApprovals = castDraft(frozen([...state.pendingApprovals, pending]))
+      })
+    }
+    case 'approvalDecided': {
+      const at = state.pendingApprovals.findIndex((p) => p.toolCallId === entry.toolCallId)
+      if (at < 0) return state
+      return produce(state, (d) => {
+        d.pendingApprovals = castDraft(frozen(state.pendingApprovals.filter((_, i) => i !== at)))
+      })
+    }
+    case 'reset':
+      return produce(state, (d) => {
+        endRun(d)
+        d.messages = castDraft(EMPTY)
+        d.steeringQueue = castDraft(EMPTY)
+        d.followUpQueue = castDraft(EMPTY)
+        d.error = undefined
+      })
+    case 'turnStart':
+    case 'turnEnd':
+      return state
+  }
+}
+
+/** `value`, frozen all the way down without recursion (see the module comment). */
+function frozenMessage<T>(value: T): T {
+  deepFreeze(value)
+  return value
+}
+
+/** What no run outlives: the streamed message, executing calls, approvals waiting. */
+function endRun(d: Draft<AgentState>): void {
+  d.isRunning = false
+  d.streamMessage = undefined
+  if (d.pendingToolCalls.length > 0) d.pendingToolCalls = castDraft(EMPTY)
+  if (d.pendingApprovals.length > 0) d.pendingApprovals = castDraft(EMPTY)
+}
+
+/**
+ * The transient update: `message` is being streamed (or, `undefined`, a retry
+ * or fallback dropped it). Not a log entry; see the module comment.
+ */
+export function withStreamMessage(state: AgentState, message: AssistantMessage | undefined): AgentState {
+  if (state.streamMessage === message) return state
+  // Field by field rather than a spread: an object literal of a known shape is built on V8's fast path.
+  return Object.freeze({
+    systemPrompt: state.systemPrompt,
+    model: state.model,
+    tools: state.tools,
+    messages: state.messages,
+    isRunning: state.isRunning,
+    streamMessage: message,
+    pendingToolCalls: state.pendingToolCalls,
+    pendingApprovals: state.pendingApprovals,
+    steeringQueue: state.steeringQueue,
+    followUpQueue: state.followUpQueue,
+    error: state.error,
+    availableModels: state.availableModels,
+    planMode: state.planMode,
+  })
+}
+
+/** Folds a whole log. */
+export function foldAgentLog(entries: readonly AgentLogEntry[], tools: ToolResolver): AgentState {
+  const [init, ...rest] = entries
+  if (init?.type !== 'init') throw new Error('an agent log starts with an init entry')
+  let state = stateOfInit(init, tools)
+  for (const e of rest) state = reduceAgentLog(state, e, tools)
+  return state
+}

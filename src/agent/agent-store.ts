@@ -1,0 +1,112 @@
+/**
+ * An agent's log and its fold: `append` gives a command its position, folds
+ * it into the state (`reduceAgentLog`) and publishes both. The state and
+ * the log never disagree: an entry the reducer refuses is not appended.
+ */
+import { BehaviorSubject, Subject, type Observable } from 'rxjs'
+import type { AgentEvent } from '../types/event.js'
+import type { AssistantMessage } from '../types/message.js'
+import type { AgentTool } from '../types/tool.js'
+import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
+import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, type ToolResolver } from './agent-reducer.js'
+import type { AgentState } from './agent-state.js'
+
+/** See the module comment. */
+export class AgentStore {
+  private entries: AgentLogEntry[]
+  private readonly state$$: BehaviorSubject<AgentState>
+  private readonly log$$ = new Subject<AgentLogEntry>()
+  /** The tools a `tools` entry can name: every tool the agent was given. */
+  private readonly toolbox = new Map<string, AgentTool>()
+  private readonly resolve: ToolResolver = (names) =>
+    names.map((name) => {
+      const tool = this.toolbox.get(name)
+      if (tool === undefined) throw new Error(`the log names a tool '${name}' this agent was not given`)
+      return tool
+    })
+
+  /** Immutable snapshots, one per change; replays the current one to new subscribers. */
+  readonly state$: Observable<AgentState>
+  /** Every entry appended from now on. */
+  readonly log$: Observable<AgentLogEntry> = this.log$$.asObservable()
+
+  constructor(init: Omit<InitEntry, 'seq'>, tools: readonly AgentTool[]) {
+    this.know(tools)
+    const entry: AgentLogEntry = { ...init, seq: 0 }
+    this.entries = [entry]
+    this.state$$ = new BehaviorSubject(stateOfInit(entry, this.resolve))
+    this.state$ = this.state$$.asObservable()
+  }
+
+  get state(): AgentState {
+    return this.state$$.value
+  }
+
+  /** The log, oldest first; an entry's `seq` is its index. */
+  get log(): readonly AgentLogEntry[] {
+    return this.entries
+  }
+
+  /** Makes `tools` nameable by the entries to come. */
+  know(tools: readonly AgentTool[]): void {
+    for (const tool of tools) this.toolbox.set(tool.name, tool)
+  }
+
+  /** Appends `command` at the next position. @throws what the reducer throws (the entry is then not appended). */
+  append(command: AgentLogCommand): AgentLogEntry {
+    const entry = { ...command, seq: this.entries.length } as AgentLogEntry
+    const state = reduceAgentLog(this.state$$.value, entry, this.resolve)
+    this.entries.push(entry)
+    if (state !== this.state$$.value) this.state$$.next(state)
+    this.log$$.next(entry)
+    return entry
+  }
+
+  /** Logs what a run's `event` changes (the streamed message only transiently). @throws what the reducer throws. */
+  record(event: AgentEvent): void {
+    switch (event.type) {
+      case 'messageUpdate':
+        return this.stream(event.message)
+      case 'messageStart':
+        if (event.message.role === 'assistant') this.stream(event.message)
+        return
+      case 'streamRetry':
+      case 'modelFallback':
+        return this.stream(undefined)
+      case 'agentStart':
+        this.append({ type: 'agentStart' })
+        return
+      case 'turnStart':
+      case 'turnEnd':
+        this.append({ type: event.type, turnIndex: event.turnIndex })
+        return
+      case 'messageEnd':
+        this.append({ type: 'messageEnd', message: event.message })
+        return
+      case 'toolExecutionStart':
+      case 'toolExecutionEnd':
+        this.append({ type: event.type, toolCallId: event.toolCallId })
+        return
+      case 'agentEnd': {
+        const { stopReason, error } = event.result
+        this.append(error === undefined ? { type: 'agentEnd', stopReason } : { type: 'agentEnd', stopReason, error })
+        return
+      }
+      default:
+        return
+    }
+  }
+
+  /** The transient update of the message streaming now (not logged: see `agent-reducer.ts`). */
+  stream(message: AssistantMessage | undefined): void {
+    const state = withStreamMessage(this.state$$.value, message)
+    if (state !== this.state$$.value) this.state$$.next(state)
+  }
+
+  /** Replaces the log with `entries` (decoded, from `init`) and the state with their fold. */
+  load(entries: readonly AgentLogEntry[]): void {
+    const state = foldAgentLog(entries, this.resolve)
+    this.entries = [...entries]
+    this.state$$.next(state)
+  }
+}
