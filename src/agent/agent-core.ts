@@ -56,7 +56,8 @@ export abstract class AgentCore {
     this.id = options.id ?? `agent-${++agentCount}`
     this.models = new ModelRoutes(options.model, options.streamFn, options.availableModels)
     // After any decoding: a transcript breaking the tool-call invariants would make every request fail.
-    const messages = validTranscript(options.messages ?? [], options.invalidTranscript)
+    // Frozen first (a plain copy is fast), so that the array checked here is the one the state keeps.
+    const messages = validTranscript(Object.freeze([...(options.messages ?? [])]), options.invalidTranscript)
     const tools = options.tools ?? []
     this.store = new AgentStore(
       { type: 'init', version: AGENT_LOG_FORMAT, agentId: this.id, systemPrompt: options.systemPrompt, model: options.model, availableModels: this.models.models, tools: tools.map((x) => x.name), messages },
@@ -79,6 +80,8 @@ export abstract class AgentCore {
     this.events$ = this.hub.events$
     this.approvals = new Approvals((command) => this.store.append(command))
     this.context = contextManagementOf(options, (event) => this.runs.emitOwn(event))
+    // A restored history is estimated here, once, as it is checked here: the first run then estimates only its own messages.
+    this.context.window?.compact(this.state.messages)
     for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
   }
 
