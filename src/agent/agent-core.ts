@@ -56,8 +56,8 @@ export abstract class AgentCore {
     this.id = options.id ?? `agent-${++agentCount}`
     this.models = new ModelRoutes(options.model, options.streamFn, options.availableModels)
     // After any decoding: a transcript breaking the tool-call invariants would make every request fail.
-    // Frozen first (a plain copy is fast), so that the array checked here is the one the state keeps.
-    const messages = validTranscript(Object.freeze([...(options.messages ?? [])]), options.invalidTranscript)
+    // The decoded transcript is frozen (see `decodeAgentOptions`): the array checked here is the one the state keeps.
+    const messages = validTranscript(options.messages ?? [], options.invalidTranscript)
     const tools = options.tools ?? []
     this.store = new AgentStore(
       { type: 'init', version: AGENT_LOG_FORMAT, agentId: this.id, systemPrompt: options.systemPrompt, model: options.model, availableModels: this.models.models, tools: tools.map((x) => x.name), messages },
