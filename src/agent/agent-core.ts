@@ -81,7 +81,11 @@ export abstract class AgentCore {
     this.approvals = new Approvals((command) => this.store.append(command))
     this.context = contextManagementOf(options, (event) => this.runs.emitOwn(event))
     // A restored history is estimated here, once, as it is checked here: the first run then estimates only its own messages.
-    this.context.window?.compact(this.state.messages)
+    try {
+      this.context.window?.compact(this.state.messages)
+    } catch {
+      // A throwing `contextWindow.estimate` is the user's: the first run meets it again and reports it as that run's error.
+    }
     for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
   }
 
