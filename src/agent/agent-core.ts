@@ -56,6 +56,7 @@ export abstract class AgentCore {
     this.id = options.id ?? `agent-${++agentCount}`
     this.models = new ModelRoutes(options.model, options.streamFn, options.availableModels)
     // After any decoding: a transcript breaking the tool-call invariants would make every request fail.
+    // The decoded transcript is frozen (see `decodeAgentOptions`): the array checked here is the one the state keeps.
     const messages = validTranscript(options.messages ?? [], options.invalidTranscript)
     const tools = options.tools ?? []
     this.store = new AgentStore(
@@ -79,6 +80,12 @@ export abstract class AgentCore {
     this.events$ = this.hub.events$
     this.approvals = new Approvals((command) => this.store.append(command))
     this.context = contextManagementOf(options, (event) => this.runs.emitOwn(event))
+    // A restored history is estimated here, once, as it is checked here: the first run then estimates only its own messages.
+    try {
+      this.context.window?.compact(this.state.messages)
+    } catch {
+      // A throwing `contextWindow.estimate` is the user's: the first run meets it again and reports it as that run's error.
+    }
     for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
   }
 

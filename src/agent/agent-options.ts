@@ -5,6 +5,7 @@
 import * as t from 'io-ts'
 import type { Observable, SchedulerLike } from 'rxjs'
 import { deepFreeze } from '../types/deep-freeze.js'
+import { appendMessages } from '../turn/growing-transcript.js'
 import { decodeInput, MessagesInput, optional } from '../types/input.js'
 import { AgentTools } from '../types/tool.js'
 import type { QueueMode } from '../loop/message-queue.js'
@@ -192,11 +193,26 @@ export interface StructuredRun<T> extends PromiseLike<T> {
 
 
 
+const EMPTY: readonly AgentMessage[] = Object.freeze([])
+
 /** `options` with its messages, tools and system prompt decoded. @throws InvalidInputError naming the path of a bad one (`messages[1].content`). */
 export function decodeAgentOptions(options: AgentOptions, now: number): AgentOptions {
   const codec = t.type({ systemPrompt: t.string, messages: optional(MessagesInput(now)), tools: optional(AgentTools) })
   // Frozen first, as every message the Agent's transcript takes in is: a frozen message is checked once, here, not again on every run.
   // Without recursion: a message may hold data of any depth (a tool's `details`).
   if (Array.isArray(options.messages)) for (const m of options.messages as readonly unknown[]) deepFreeze(m)
-  return { ...options, ...decodeInput(codec, options, 'new Agent', 'options') }
+  const input = Array.isArray(options.messages) ? { ...options, messages: growing(options.messages) } : options
+  return { ...options, ...decodeInput(codec, input, 'new Agent', 'options') }
+}
+
+/**
+ * A list of message objects as a frozen growing transcript (`appendMessages`):
+ * decoded, checked and estimated once at construction, the same array is the
+ * state's transcript, and a run's appends share its backing, so the first run
+ * finds those facts in O(1) and copies the history once, not once per holder.
+ * Anything else (a value to report) is left to the decoder as is.
+ */
+function growing(list: readonly unknown[]): readonly unknown[] {
+  for (const m of list) if (typeof m !== 'object' || m === null) return list
+  return appendMessages(EMPTY, list as readonly AgentMessage[])
 }

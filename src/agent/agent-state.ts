@@ -38,13 +38,18 @@ export interface AgentState {
   readonly planMode: boolean
 }
 
-/** The state before any entry but `init`: nothing running, nothing queued. */
+/**
+ * The state before any entry but `init`: nothing running, nothing queued.
+ * A frozen `messages` is kept as is (not copied), so that the facts found
+ * while checking it (see `src/types/transcript-memo.ts`) are found again for
+ * the first run in O(1).
+ */
 export function initialAgentState(fields: Pick<AgentState, 'systemPrompt' | 'model' | 'tools' | 'messages' | 'availableModels'>): AgentState {
   return Object.freeze({
     systemPrompt: fields.systemPrompt,
     model: fields.model,
     tools: Object.freeze([...fields.tools]),
-    messages: Object.freeze([...fields.messages]),
+    messages: Object.isFrozen(fields.messages) ? fields.messages : Object.freeze([...fields.messages]),
     isRunning: false,
     streamMessage: undefined,
     pendingToolCalls: Object.freeze([]),

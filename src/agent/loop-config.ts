@@ -16,7 +16,7 @@ import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest, StreamFn } from '../types/request.js'
 import type { AgentTool } from '../types/tool.js'
 import type { CompactionEvent } from '../types/event.js'
-import { compactionEventOf, slidingWindow, slidingWindowRecovery } from '../context/sliding-window.js'
+import { compactionEventOf, slidingWindow, slidingWindowRecovery, type SlidingWindow } from '../context/sliding-window.js'
 import { DEFAULT_AGENT_TOOL_CONCURRENCY, type AgentOptions, type CallOptions } from './agent-options.js'
 import type { Approvals } from './approvals.js'
 
@@ -75,6 +75,8 @@ export function loopConfigOf(input: LoopConfigInput): AgentLoopConfig {
 export interface ContextManagement {
   readonly transform: TransformContext | undefined
   readonly recover: ((state: TurnState) => OverflowRecovery | undefined) | undefined
+  /** The default sliding window, when the options use it. */
+  readonly window: SlidingWindow | undefined
 }
 
 /**
@@ -90,6 +92,7 @@ export function contextManagementOf(o: AgentOptions, report: (event: CompactionE
   return {
     transform: o.transformContext === false ? undefined : (o.transformContext ?? window),
     recover: o.recoverOverflow === false ? undefined : (o.recoverOverflow ?? (window === undefined ? undefined : slidingWindowRecovery(window, o.convertToLlm))),
+    window,
   }
 }
 

@@ -15,6 +15,8 @@ interface Backing {
   readonly items: AgentMessage[]
   /** Index of the first custom message in `items` (Infinity if none). */
   firstCustom: number
+  /** The last snapshot taken, handed again to a holder asking for the same length. */
+  latest?: readonly AgentMessage[]
 }
 
 const BACKING = Symbol('rxagent.transcriptBacking')
@@ -55,10 +57,13 @@ export function appendMessages(messages: readonly AgentMessage[], more: readonly
 
 /** The first `length` items of `backing`, frozen, knowing their backing. */
 function snapshotOf(backing: Backing, length: number): readonly AgentMessage[] {
+  // Frozen and the same prefix: two holders appending the same messages (the loop, the Agent's state) share one copy.
+  if (backing.latest?.length === length) return backing.latest
   const snapshot = backing.items.slice(0, length)
   // Not enumerable: invisible to iteration, spreads, JSON and deep equality.
   Object.defineProperty(snapshot, BACKING, { value: backing })
-  return Object.freeze(snapshot)
+  backing.latest = Object.freeze(snapshot)
+  return backing.latest
 }
 
 /** Whether `items` holds `more` from `at` on. */
