@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { appendMessages, hasNoCustomMessages, messagesFrom } from '../src/turn/growing-transcript.js'
+import { appendMessages, hasNoCustomMessages, messagesFrom } from '../src/types/growing-transcript.js'
 import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
 
 const u = (text: string): AgentMessage => userMessage(text)

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { agentLoop } from '../src/loop/agent-loop.js'
-import { appendMessages } from '../src/turn/growing-transcript.js'
+import { appendMessages } from '../src/types/growing-transcript.js'
 import { InvalidInputError, decodeMessages } from '../src/types/input.js'
 import { noteAppended } from '../src/types/transcript-memo.js'
 import { assistantMessage, userMessage, type AgentMessage, type AssistantMessage, type UserMessage } from '../src/types/message.js'

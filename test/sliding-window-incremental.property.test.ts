@@ -10,7 +10,7 @@ import fc from 'fast-check'
 import { estimateTokens, type EstimateTokens } from '../src/context/estimate-tokens.js'
 import { slidingWindow, type WindowResult } from '../src/context/sliding-window.js'
 import { tokenSums } from '../src/context/token-sums.js'
-import { appendMessages } from '../src/turn/growing-transcript.js'
+import { appendMessages } from '../src/types/growing-transcript.js'
 import { text } from '../src/types/content.js'
 import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { appendMessages } from '../src/turn/growing-transcript.js'
+import { appendMessages } from '../src/types/growing-transcript.js'
 import { text } from '../src/types/content.js'
 import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
 import { repairTranscript, validTranscript, InvalidTranscriptError } from '../src/types/settle.js'

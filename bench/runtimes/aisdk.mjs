@@ -114,7 +114,7 @@ async function run(mock, options, keepText) {
   return result
 }
 
-const echo = tool({
+export const echo = tool({
   description: 'Echoes its value.',
   inputSchema: z.object({ value: z.string(), n: z.number(), tags: z.array(z.string()) }),
   execute: async ({ value }) => value,

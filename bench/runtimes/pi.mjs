@@ -158,7 +158,7 @@ const run = (streamFn, ctx, keepText) => {
   return consume(agentLoop(prompt(), ctx, config, undefined, streamFn), keepText)
 }
 
-const echo = {
+export const echo = {
   name: 'echo',
   label: 'Echo',
   description: 'Echoes its value.',

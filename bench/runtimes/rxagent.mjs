@@ -123,7 +123,7 @@ function agentRun(scripts, { tools = [], messages = [] } = {}) {
 
 const toolScripts = (turns) => [...Array.from({ length: turns }, (_, turn) => toolScript(turn)), textScript(['done'])]
 
-const echo = defineTool({
+export const echo = defineTool({
   name: 'echo',
   description: 'Echoes its value.',
   parameters: t.type({ value: t.string, n: t.number, tags: t.array(t.string) }),

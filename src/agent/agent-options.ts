@@ -5,7 +5,7 @@
 import * as t from 'io-ts'
 import type { Observable, SchedulerLike } from 'rxjs'
 import { deepFreeze } from '../types/deep-freeze.js'
-import { appendMessages } from '../turn/growing-transcript.js'
+import { appendMessages } from '../types/growing-transcript.js'
 import { decodeInput, MessagesInput, optional } from '../types/input.js'
 import { AgentTools } from '../types/tool.js'
 import type { QueueMode } from '../loop/message-queue.js'

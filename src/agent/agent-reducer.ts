@@ -20,7 +20,7 @@ import { deepFreeze } from '../types/deep-freeze.js'
 import type { AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import { settleTranscript } from '../types/settle.js'
-import { appendMessages } from '../turn/growing-transcript.js'
+import { appendMessages } from '../types/growing-transcript.js'
 import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry } from './agent-log.js'
 import { initialAgentState, type AgentState, type PendingApproval } from './agent-state.js'
@@ -30,6 +30,8 @@ export type ToolResolver = (names: readonly string[]) => readonly AgentTool[]
 
 const frozen = <T>(items: T[]): readonly T[] => Object.freeze(items)
 const EMPTY: readonly never[] = Object.freeze([])
+/** `list` without the item at `at`, frozen; `list` itself when `at` is -1. */
+const without = <T>(list: readonly T[], at: number): readonly T[] => (at < 0 ? list : frozen(list.filter((_, i) => i !== at)))
 
 /** Whether two specs name the same model. */
 export const sameModel = (a: ModelSpec, b: ModelSpec): boolean => a.provider === b.provider && a.modelId === b.modelId
@@ -65,11 +67,12 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
         d.pendingToolCalls = castDraft(frozen([...state.pendingToolCalls, entry.toolCallId]))
       })
     case 'toolExecutionEnd': {
-      const at = state.pendingToolCalls.indexOf(entry.toolCallId)
-      if (at < 0) return state
-      return produce(state, (d) => {
-        d.pendingToolCalls = castDraft(frozen(state.pendingToolCalls.filter((_, i) => i !== at)))
-      })
+      const pending = without(state.pendingToolCalls, state.pendingToolCalls.indexOf(entry.toolCallId))
+      return pending === state.pendingToolCalls
+        ? state
+        : produce(state, (d) => {
+            d.pendingToolCalls = castDraft(pending)
+          })
     }
     case 'agentEnd':
       return produce(state, (d) => {
@@ -129,11 +132,12 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
       })
     }
     case 'approvalDecided': {
-      const at = state.pendingApprovals.findIndex((p) => p.toolCallId === entry.toolCallId)
-      if (at < 0) return state
-      return produce(state, (d) => {
-        d.pendingApprovals = castDraft(frozen(state.pendingApprovals.filter((_, i) => i !== at)))
-      })
+      const pending = without(state.pendingApprovals, state.pendingApprovals.findIndex((p) => p.toolCallId === entry.toolCallId))
+      return pending === state.pendingApprovals
+        ? state
+        : produce(state, (d) => {
+            d.pendingApprovals = castDraft(pending)
+          })
     }
     case 'reset':
       return produce(state, (d) => {

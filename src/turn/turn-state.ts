@@ -13,9 +13,9 @@ import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
 import type { AgentTool } from '../types/tool.js'
 import { addCost, addUsage, type Cost, type Usage } from '../types/usage.js'
-import { appendMessages, messagesFrom } from './growing-transcript.js'
+import { appendMessages, messagesFrom } from '../types/growing-transcript.js'
 
-export { hasNoCustomMessages } from './growing-transcript.js'
+export { hasNoCustomMessages } from '../types/growing-transcript.js'
 
 /** What a run works on: the system prompt, the transcript and the tools. */
 export interface AgentContext {

@@ -31,7 +31,7 @@
  *
  * Internal: not exported from the package.
  */
-import { lineageOf } from '../turn/growing-transcript.js'
+import { lineageOf } from './growing-transcript.js'
 import type { AgentMessage } from './message.js'
 
 /**

@@ -2,14 +2,8 @@
 // Completions model `openai.chat(...)`) pointed at the local server, + `streamText`.
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { createOpenAI } from '@ai-sdk/openai'
-import { stepCountIs, streamText, tool } from 'ai'
-import { z } from 'zod'
-
-const echo = tool({
-  description: 'Echoes its value.',
-  inputSchema: z.object({ value: z.string(), n: z.number(), tags: z.array(z.string()) }),
-  execute: async ({ value }) => value,
-})
+import { stepCountIs, streamText } from 'ai'
+import { echo } from '../../runtimes/aisdk.mjs'
 
 /** Consumes `fullStream` completely, like an app: text deltas appended, tool results counted. */
 async function consume(result) {

@@ -1,17 +1,9 @@
 // WIRE client: pi-ai's real providers (which call the vendor SDKs, @anthropic-ai/sdk and openai) with
 // models pointed at the local server, + pi-agent-core's `agentLoop` (its default `streamSimple`).
 import { agentLoop } from '@mariozechner/pi-agent-core'
-import { Type } from '@mariozechner/pi-ai'
+import { echo } from '../../runtimes/pi.mjs'
 
 const cost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
-
-const echo = {
-  name: 'echo',
-  label: 'Echo',
-  description: 'Echoes its value.',
-  parameters: Type.Object({ value: Type.String(), n: Type.Number(), tags: Type.Array(Type.String()) }),
-  execute: async (_id, { value }) => ({ content: [{ type: 'text', text: value }], details: {} }),
-}
 
 // pi's own default (Agent's defaultConvertToLlm).
 const convertToLlm = (messages) => messages.filter((m) => m.role === 'user' || m.role === 'assistant' || m.role === 'toolResult')

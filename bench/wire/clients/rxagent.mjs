@@ -1,14 +1,7 @@
 // WIRE client: rxagent's real provider adapters (the public `rxagent/providers` API) + `agentLoop`.
-import * as t from 'io-ts'
-import { agentLoop, defineTool, userMessage, modelSpec } from '../../../dist/src/index.js'
+import { agentLoop, userMessage, modelSpec } from '../../../dist/src/index.js'
 import { anthropic, openaiChat } from '../../../dist/src/providers/index.js'
-
-const echo = defineTool({
-  name: 'echo',
-  description: 'Echoes its value.',
-  parameters: t.type({ value: t.string, n: t.number, tags: t.array(t.string) }),
-  execute: ({ value }) => value,
-})
+import { echo } from '../../runtimes/rxagent.mjs'
 
 /** Runs one loop to its end, like an app: text deltas appended, tool results counted. */
 const consume = (run$) =>

@@ -9,7 +9,7 @@
  * and an append to the latest snapshot is a `push` plus that copy. Appending
  * to an older snapshot (a branch) starts a new backing array.
  */
-import type { AgentMessage } from '../types/message.js'
+import type { AgentMessage } from './message.js'
 
 interface Backing {
   readonly items: AgentMessage[]
