@@ -5,7 +5,7 @@
  * error page. Each ends in a clear, correctly classified error, with no
  * secret in anything the run emits and no socket left open.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { lastValueFrom, toArray, VirtualTimeScheduler, type Observable } from 'rxjs'
 import { agentLoop, agentLoopContinue } from '../../src/loop/agent-loop.js'
 import { anthropicProtocol } from '../../src/providers/anthropic.js'
@@ -18,20 +18,12 @@ import { modelSpec } from '../../src/types/model.js'
 import { ProviderError } from '../../src/types/provider-error.js'
 import type { LlmRequest, StreamFn } from '../../src/types/request.js'
 import { redactText, secretsOf } from '../../src/providers/redact.js'
-import { sseBody, startReplayServer, type ReplayServer, type ScriptedHttpResponse } from './replay-server.js'
+import { sseBody, replayServerPerTest, type ReplayServer, type ScriptedHttpResponse } from './replay-server.js'
 
 const KEY = 'sk-hostile-secret-0123456789abcdef'
 
-let server: ReplayServer | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-
-async function serve(responses: readonly ScriptedHttpResponse[]): Promise<ReplayServer> {
-  server = await startReplayServer(responses)
-  return server
-}
+const replay = replayServerPerTest()
+const serve = replay.serve
 
 const request = (messages: readonly LlmMessage[], provider = 'anthropic'): LlmRequest => ({ model: modelSpec(provider, 'm'), systemPrompt: 'sys', messages, tools: [] })
 
@@ -258,8 +250,7 @@ describe('hostile server: a 200 that is not an event stream', () => {
       const error = await failure(make(s.url)(request([userMessage('hi')], name)))
       expect((error as ProviderError).info).toMatchObject({ kind: 'protocol', retryable: false, status: 200 })
       expect((error as ProviderError).message).toContain('got HTTP 200 application/json: {"error":{"message":"gateway: upstream quota exhausted"}}')
-      await server!.close()
-      server = undefined
+      await replay.close()
     }
   })
 })

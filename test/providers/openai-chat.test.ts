@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import * as t from 'io-ts'
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs'
@@ -27,7 +27,7 @@ import type { LlmRequest } from '../../src/types/request.js'
 import { emptyUsage } from '../../src/types/usage.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import { OpenAIChatDecoder, openaiChat, openaiChatProtocol, openaiChatRequestBody, openaiUsage } from '../../src/providers/openai-chat.js'
-import { sseBody, splitBytes, startReplayServer, type ReplayServer, type ScriptedHttpResponse } from './replay-server.js'
+import { sseBody, splitBytes, replayServerPerTest } from './replay-server.js'
 
 const KEY = 'sk-proj-test-SECRET-9f8e7d6c5b4a'
 const fixture = (name: string): string => readFileSync(fileURLToPath(new URL(`../fixtures/openai-chat/${name}`, import.meta.url)), 'utf8')
@@ -417,15 +417,8 @@ describe('openai chat: request body', () => {
   })
 })
 
-let server: ReplayServer | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-async function serve(responses: readonly ScriptedHttpResponse[] | ((r: { body: unknown }, k: number) => ScriptedHttpResponse)): Promise<ReplayServer> {
-  server = await startReplayServer(responses)
-  return server
-}
+const replay = replayServerPerTest()
+const serve = replay.serve
 const errorBody = (message: string, type: string, code: string | null): string => JSON.stringify({ error: { message, type, param: null, code } })
 
 describe('openai chat: HTTP errors', () => {

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import * as t from 'io-ts'
 import { firstValueFrom, lastValueFrom, toArray } from 'rxjs'
@@ -25,7 +25,7 @@ import { emptyUsage } from '../../src/types/usage.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import { OpenAIChatDecoder, openaiChatRequestBody, openaiUsage } from '../../src/providers/openai-chat.js'
 import { compatFor, openaiCompatible, openaiCompatibleProtocol, type Compat, type CompatServer } from '../../src/providers/openai-compatible.js'
-import { sseBody, splitBytes, startReplayServer, type ReplayServer, type ScriptedHttpResponse } from './replay-server.js'
+import { sseBody, splitBytes, replayServerPerTest } from './replay-server.js'
 
 const KEY = 'gsk_test_SECRET_0123456789abcdef'
 const fixture = (name: string): string => readFileSync(fileURLToPath(new URL(`../fixtures/openai-compatible/${name}`, import.meta.url)), 'utf8')
@@ -303,15 +303,8 @@ describe('openai-compatible: decoding', () => {
   })
 })
 
-let server: ReplayServer | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-async function serve(responses: readonly ScriptedHttpResponse[]): Promise<ReplayServer> {
-  server = await startReplayServer(responses)
-  return server
-}
+const replay = replayServerPerTest()
+const serve = replay.serve
 
 describe('openai-compatible: keys, URLs and HTTP errors', () => {
   const okBody = sseBody([{ data: { id: 'r', model: 'qwen3:8b', choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] } }, { data: '[DONE]' }])

@@ -5,7 +5,7 @@
  * invariance, and an agent loop against the local replay server.
  */
 import { readFileSync } from 'node:fs'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import * as fc from 'fast-check'
 import * as t from 'io-ts'
 import { concat, firstValueFrom, from, lastValueFrom, throwError, toArray } from 'rxjs'
@@ -34,7 +34,7 @@ import { modelSpec, type ModelSpec, type ThinkingLevel } from '../../src/types/m
 import { ProviderError } from '../../src/types/provider-error.js'
 import type { LlmRequest } from '../../src/types/request.js'
 import { costOf, type Usage } from '../../src/types/usage.js'
-import { sseBody, splitBytes, startReplayServer, type ReplayServer, type ScriptedHttpResponse } from './replay-server.js'
+import { sseBody, splitBytes, replayServerPerTest } from './replay-server.js'
 
 type Json = Record<string, unknown>
 
@@ -631,15 +631,8 @@ describe('split invariance', () => {
 })
 
 describe('end to end', () => {
-  let server: ReplayServer | undefined
-  afterEach(async () => {
-    await server?.close()
-    server = undefined
-  })
-  const serve = async (responses: readonly ScriptedHttpResponse[]): Promise<ReplayServer> => {
-    server = await startReplayServer(responses)
-    return server
-  }
+  const replay = replayServerPerTest()
+  const serve = replay.serve
 
   const weather = defineTool({
     name: 'weather',
@@ -649,7 +642,7 @@ describe('end to end', () => {
   })
 
   async function run(settings: OpenAIResponsesSettings, retry: false | undefined = false): Promise<{ events: AgentEvent[]; message: AssistantMessage }> {
-    const streamFn = openaiResponses({ baseUrl: server!.url, apiKey: KEY, ...settings })
+    const streamFn = openaiResponses({ baseUrl: replay.current!.url, apiKey: KEY, ...settings })
     const context = { systemPrompt: 'Be brief.', messages: [], tools: [weather] }
     const events = await lastValueFrom(agentLoop(userMessage('Weather in Oslo and Lima?'), context, { model: gpt5, streamFn, retry }).pipe(toArray()))
     const ends = events.filter((e): e is Extract<AgentEvent, { type: 'messageEnd' }> => e.type === 'messageEnd' && e.message.role === 'assistant')

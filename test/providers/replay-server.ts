@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import { afterEach } from 'vitest'
 
 /** One scripted response. */
 export interface ScriptedHttpResponse {
@@ -160,3 +161,38 @@ export function sseBody(events: readonly { event?: string; data: unknown }[]): s
 }
 
 export { splitBytes } from '../../marbles/fold-chunks.js'
+
+/** The replay server of the running test: started by `serve`, closed after the test (or at `close`). */
+export interface ReplayServerSlot {
+  /** The server `serve` started last, while it is open. */
+  readonly current: ReplayServer | undefined
+  /** Closes the current server (if any), then starts one answering `responses`. */
+  serve(responses: Parameters<typeof startReplayServer>[0]): Promise<ReplayServer>
+  /** Closes the current server now (nothing to do when there is none). */
+  close(): Promise<void>
+}
+
+/**
+ * One replay server per test: registers an `afterEach` (call it at module or
+ * `describe` level) that closes whatever the test left open.
+ */
+export function replayServerPerTest(): ReplayServerSlot {
+  let current: ReplayServer | undefined
+  const close = async (): Promise<void> => {
+    const open = current
+    current = undefined
+    await open?.close()
+  }
+  afterEach(close)
+  return {
+    get current() {
+      return current
+    },
+    async serve(responses) {
+      await close()
+      current = await startReplayServer(responses)
+      return current
+    },
+    close,
+  }
+}

@@ -4,7 +4,7 @@
  * resets, stalls, aborts, truncation, malformed events — each ends with the
  * right error, a valid transcript, and no socket left open.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs'
 import { agentLoop } from '../../src/loop/agent-loop.js'
 import { transcriptFromEvents } from '../../src/loop/transcript.js'
@@ -15,7 +15,7 @@ import type { AgentEvent } from '../../src/types/event.js'
 import { ProviderError } from '../../src/types/provider-error.js'
 import { httpError, parseEventJson, protocolError, truncatedError } from '../../src/providers/errors.js'
 import { streamFnOf, type ProviderSettings, type WireProtocol } from '../../src/providers/protocol.js'
-import { sseBody, startReplayServer, type ReplayServer, type ScriptedHttpResponse } from './replay-server.js'
+import { sseBody, replayServerPerTest, type ReplayServer } from './replay-server.js'
 
 const KEY = 'sk-test-secret-key-123456'
 
@@ -65,22 +65,14 @@ const okBody = sseBody([
 ])
 const okChunks = okBody.split(/(?<=\n\n)/)
 
-let server: ReplayServer | undefined
-afterEach(async () => {
-  await server?.close()
-  server = undefined
-})
-
-async function serve(responses: readonly ScriptedHttpResponse[]): Promise<ReplayServer> {
-  server = await startReplayServer(responses)
-  return server
-}
+const replay = replayServerPerTest()
+const serve = replay.serve
 
 const model = modelSpec('test', 'm')
 const context = { systemPrompt: 'sys', messages: [], tools: [] }
 
 async function run(settings: Partial<ProviderSettings>, retry: Parameters<typeof agentLoop>[2]['retry'] = false): Promise<{ events: AgentEvent[]; message: AssistantMessage }> {
-  const streamFn = streamFnOf(testProtocol, { baseUrl: server!.url, apiKey: KEY, ...settings })
+  const streamFn = streamFnOf(testProtocol, { baseUrl: replay.current!.url, apiKey: KEY, ...settings })
   const events = await lastValueFrom(agentLoop(userMessage('hi'), context, { model, streamFn, retry }).pipe(toArray()))
   const end = [...events].reverse().find((e) => e.type === 'messageEnd' && e.message.role === 'assistant') as { message: AssistantMessage }
   return { events, message: end.message }
@@ -169,14 +161,13 @@ describe('transport', () => {
     expect(failed.message).toMatchObject({ stopReason: 'error', errorKind: 'network', content: [{ type: 'text', text: 'Hel' }] })
     const s2 = s
     s2.requests.length = 0
-    await server!.close()
-    server = await startReplayServer([{ chunks: okChunks, resetAfter: 2 }, { chunks: okChunks }])
+    await serve([{ chunks: okChunks, resetAfter: 2 }, { chunks: okChunks }])
     const retried = await run({}, { baseDelayMs: 5 })
     expect(retried.message).toMatchObject({ stopReason: 'stop', content: [{ type: 'text', text: 'Hello' }] })
     const labels = retried.events.map((e) => e.type)
     expect(labels.filter((t) => t === 'messageStart')).toHaveLength(2) // user + assistant, once
     expect(labels).toContain('streamRetry')
-    await noOpenSockets(server)
+    await noOpenSockets(replay.current!)
   })
 
   it('a stalled stream hits the idle timeout: timeout error, partial kept, socket closed', async () => {
@@ -226,8 +217,7 @@ describe('transport', () => {
   it('a refused connection is a network error', async () => {
     const s = await serve([{ chunks: okChunks }])
     const url = s.url
-    await s.close()
-    server = undefined
+    await replay.close()
     const streamFn = streamFnOf(testProtocol, { baseUrl: url, apiKey: KEY })
     const error = await firstValueFrom(streamFn({ model, systemPrompt: '', messages: [], tools: [] })).catch((e: unknown) => e)
     expect((error as ProviderError).info).toMatchObject({ kind: 'network', retryable: true })
