@@ -14,6 +14,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scenarios } from './inputs.mjs'
 import { label, report } from './report.mjs'
+import { median, spread } from './stats.mjs'
 
 const began = performance.now()
 const here = dirname(fileURLToPath(import.meta.url))
@@ -25,12 +26,6 @@ const peersInstalled = existsSync(join(here, 'node_modules', 'ai')) && existsSyn
 const peers = peersInstalled ? ['pi', 'aisdk'] : []
 const runtimes = ['rxagent', ...peers, 'bare', 'rx-floor']
 const elapsed = () => `${((performance.now() - began) / 1000).toFixed(0)} s`
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
 
 /** Runs one process; its last stdout line is its JSON result. */
 function spawnJson(script, args, what) {
@@ -45,7 +40,7 @@ function combine(summaries) {
   return Object.fromEntries(
     [...keys].map((key) => {
       const xs = summaries.map((s) => s[key]?.median).filter((x) => typeof x === 'number')
-      return [key, { median: median(xs), min: Math.min(...xs), max: Math.max(...xs), rounds: xs.length }]
+      return [key, { ...spread(xs), rounds: xs.length }]
     }),
   )
 }
@@ -197,7 +192,7 @@ for (const [runtime, target] of Object.entries(wanted('cold') ? importTargets : 
   importMs(target.spec) // warm the file cache
   const samples = Array.from({ length: smoke ? 1 : 7 }, () => importMs(target.spec))
   const deps = closure(target.pkg)
-  results.cold[runtime] = { importMs: { median: median(samples), min: Math.min(...samples), max: Math.max(...samples), rounds: samples.length }, deps }
+  results.cold[runtime] = { importMs: { ...spread(samples), rounds: samples.length }, deps }
   process.stderr.write(`cold     ${label[runtime].padEnd(22)} ${median(samples).toFixed(1)} ms, ${deps.count} packages\n`)
 }
 

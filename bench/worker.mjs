@@ -4,6 +4,7 @@
 import { PerformanceObserver } from 'node:perf_hooks'
 import { history } from './inputs.mjs'
 import { scenarios as defaults } from './inputs.mjs'
+import { spread } from './stats.mjs'
 
 const [runtime, scenario, sizeArg, runsArg, ...flags] = process.argv.slice(2)
 const size = Number(sizeArg)
@@ -117,12 +118,6 @@ async function measured() {
   }
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2
-}
-
 // COLD: the first run of a fresh process, nothing before it. Otherwise one warm-up phase: the
 // scenario repeated until V8 has had half a second to optimize the hot paths (at least once),
 // for every runtime alike.
@@ -154,7 +149,7 @@ const keys = Object.keys(samples[0]).filter((k) => typeof samples[0][k] === 'num
 const summary = Object.fromEntries(
   keys.map((k) => {
     const xs = samples.map((s) => s[k])
-    return [k, { median: median(xs), min: Math.min(...xs), max: Math.max(...xs) }]
+    return [k, spread(xs)]
   }),
 )
 console.log(JSON.stringify({ runtime, scenario, size, runs, warmups, summary }))

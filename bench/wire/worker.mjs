@@ -33,6 +33,7 @@ import { spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { deltaCount, sizes } from './streams.mjs'
+import { spread } from '../stats.mjs'
 
 const [client, api, scenario, runsArg, smokeArg] = process.argv.slice(2)
 // rxstream: a diagnostic, rxagent's adapter without the loop (TEXT only).
@@ -91,12 +92,10 @@ async function timed() {
   return { wallMs: t1 - t0, cpuMs: (cpu.user + cpu.system) / 1000 }
 }
 
+const round = (x) => Math.round(x * 1000) / 1000
 const stats = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const mid = s.length >> 1
-  const median = s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2
-  const round = (x) => Math.round(x * 1000) / 1000
-  return { median: round(median), min: round(s[0]), max: round(s[s.length - 1]) }
+  const { median, min, max } = spread(xs)
+  return { median: round(median), min: round(min), max: round(max) }
 }
 
 for (let i = 0; i < 2; i++) await timed()
