@@ -41,7 +41,7 @@ beforeAll(() => {
   mkdirSync(installed, { recursive: true })
   execFileSync('tar', ['-xzf', join(dir, result.filename), '-C', installed, '--strip-components=1'])
   // The peers and dependencies, as a user's install would put them beside the package.
-  for (const dependency of ['rxjs', 'tslib', 'io-ts', 'fp-ts', 'immer', 'eventsource-parser']) {
+  for (const dependency of ['rxjs', 'tslib', 'io-ts', 'fp-ts', 'immer', 'eventsource-parser', 'partial-json']) {
     symlinkSync(join(root, 'node_modules', dependency), join(app, 'node_modules', dependency), 'dir')
   }
 }, 300_000)
