@@ -45,20 +45,24 @@ export type StreamRecord = t.TypeOf<typeof StreamRecord>
 export const SessionRecordBody = t.union([AgentLogEntry, StreamRecord], 'SessionRecordBody')
 export type SessionRecordBody = t.TypeOf<typeof SessionRecordBody>
 
+/** A record to append: what it holds and when it happened (ms since the epoch, from the writer's scheduler: timelines are drawn from it). */
+export const TimedRecord = t.type({ at: t.number, body: SessionRecordBody }, 'TimedRecord')
+export type TimedRecord = t.TypeOf<typeof TimedRecord>
+
 /** One record of a session, as read back. */
-export const SessionRecord = t.type({ position: NonNegativeInteger, body: SessionRecordBody }, 'SessionRecord')
+export const SessionRecord = t.type({ position: NonNegativeInteger, at: t.number, body: SessionRecordBody }, 'SessionRecord')
 export type SessionRecord = t.TypeOf<typeof SessionRecord>
 
 /**
  * One atomic append: `records` in order (log entries with contiguous `seq`,
- * stream records between them). `expectedSeq` is the session's log length
+ * stream records between them), each with its time. `expectedSeq` is the session's log length
  * before the append: the `seq` of the first log entry in `records`, or the
  * `afterSeq` of stream records appended alone. `expectedSeq: 0` with an
  * `init` entry first creates the session.
  */
 export interface SessionAppend {
   readonly expectedSeq: number
-  readonly records: readonly SessionRecordBody[]
+  readonly records: readonly TimedRecord[]
   /** When set, the append is refused unless this holder holds the session's lease now (a fence against a writer whose lease was taken over). */
   readonly leaseHolder?: string
 }
