@@ -19,6 +19,7 @@ const entries = {
   'rxagent/operators': 'operators/index.ts',
   'rxagent/marbles': 'marbles/index.ts',
   'rxagent/providers': 'src/providers/index.ts',
+  'rxagent/otel': 'src/otel/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -100,6 +101,10 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'ProviderSettings', 'ReasoningEffort', 'ReplayTarget', 'RouteSettings', 'SseEvent', 'TransportOptions',
       'WireDecoder', 'WireProtocol',
     ],
+  },
+  'rxagent/otel': {
+    values: ['ABORTED', 'ATTR', 'EVENT', 'INSTRUMENTATION_NAME', 'METRIC', 'OPERATION', 'TOKEN_TYPE', 'TOOL_ERROR', 'finishReason', 'otelForwarder', 'semconvMessage', 'traceRun'],
+    types: ['OtelOptions', 'SemconvMessage'],
   },
 }
 
