@@ -20,6 +20,7 @@ const entries = {
   'rxagent/marbles': 'marbles/index.ts',
   'rxagent/providers': 'src/providers/index.ts',
   'rxagent/otel': 'src/otel/index.ts',
+  'rxagent/ag-ui': 'src/ag-ui/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -105,6 +106,13 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
   'rxagent/otel': {
     values: ['ABORTED', 'ATTR', 'EVENT', 'INSTRUMENTATION_NAME', 'METRIC', 'OPERATION', 'TOKEN_TYPE', 'TOOL_ERROR', 'finishReason', 'otelForwarder', 'semconvMessage', 'traceRun'],
     types: ['OtelOptions', 'SemconvMessage'],
+  },
+  'rxagent/ag-ui': {
+    values: [
+      'AgUiMessage', 'AgUiTool', 'CLIENT_TOOLS_POLICY', 'PENDING_ON_CLIENT', 'RunAgentInputCodec', 'agUiHandler', 'agentRunner',
+      'clientTools', 'clientToolsPolicy', 'decodeRunAgentInput', 'loopRunner', 'runAgUi', 'sseFrame', 'toAgUi',
+    ],
+    types: ['AgUiHandlerOptions', 'AgUiRun', 'AgUiRunFactory', 'AgUiRunInput', 'RunAgUiOptions', 'RunAgentInputData', 'RunEvents', 'RunProgress', 'ToAgUiOptions'],
   },
 }
 
