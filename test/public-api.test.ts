@@ -21,6 +21,7 @@ const entries = {
   'rxagent/providers': 'src/providers/index.ts',
   'rxagent/otel': 'src/otel/index.ts',
   'rxagent/ag-ui': 'src/ag-ui/index.ts',
+  'rxagent/sessions': 'src/sessions/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -113,6 +114,16 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'clientTools', 'clientToolsPolicy', 'decodeRunAgentInput', 'loopRunner', 'runAgUi', 'sseFrame', 'toAgUi',
     ],
     types: ['AgUiHandlerOptions', 'AgUiRun', 'AgUiRunFactory', 'AgUiRunInput', 'RunAgUiOptions', 'RunAgentInputData', 'RunEvents', 'RunProgress', 'ToAgUiOptions'],
+  },
+  'rxagent/sessions': {
+    values: [
+      'SessionConflictError', 'SessionLeaseError', 'SessionRecord', 'SessionRecordBody', 'SessionStoreClosedError',
+      'StreamRecord', 'TimedRecord', 'deleteSessions', 'memorySessionStore',
+    ],
+    types: [
+      'DeleteSessionsOptions', 'LeaseOutcome', 'MemorySessionStore', 'MemorySessionStoreOptions', 'SessionAppend',
+      'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionListOptions', 'SessionStore',
+    ],
   },
 }
 
