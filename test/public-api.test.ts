@@ -111,9 +111,9 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
   'rxagent/ag-ui': {
     values: [
       'AgUiMessage', 'AgUiTool', 'CLIENT_TOOLS_POLICY', 'PENDING_ON_CLIENT', 'RunAgentInputCodec', 'agUiHandler', 'agentRunner',
-      'clientTools', 'clientToolsPolicy', 'decodeRunAgentInput', 'loopRunner', 'runAgUi', 'sseFrame', 'toAgUi',
+      'clientTools', 'clientToolsPolicy', 'decodeRunAgentInput', 'latestRun', 'loopRunner', 'runAgUi', 'sessionRunToAgUi', 'sseFrame', 'toAgUi',
     ],
-    types: ['AgUiHandlerOptions', 'AgUiRun', 'AgUiRunFactory', 'AgUiRunInput', 'RunAgUiOptions', 'RunAgentInputData', 'RunEvents', 'RunProgress', 'ToAgUiOptions'],
+    types: ['AgUiHandlerOptions', 'AgUiRun', 'AgUiRunFactory', 'AgUiRunInput', 'PositionedAgUiEvent', 'RunAgUiOptions', 'RunAgentInputData', 'RunEvents', 'RunProgress', 'ToAgUiOptions'],
   },
   'rxagent/sessions': {
     values: [

@@ -7,9 +7,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AGUIEvent } from '@ag-ui/core'
 import type { Subscription } from 'rxjs'
+import type { SessionStore } from '../agent/session-store.js'
 import { InvalidInputError } from '../types/input.js'
 import { decodeRunAgentInput } from './input.js'
 import { runDecoded, type AgUiRunFactory } from './run.js'
+import { sessionRunToAgUi } from './session-replay.js'
 
 /** Options of {@link agUiHandler}. */
 export interface AgUiHandlerOptions {
@@ -19,6 +21,13 @@ export interface AgUiHandlerOptions {
   readonly now?: () => number
   /** Extra response headers (CORS, for instance). */
   readonly headers?: Readonly<Record<string, string>>
+  /**
+   * The store durable sessions are kept in (the session id is the thread id).
+   * With it, `GET ?threadId=…` resumes: the thread's latest run, replayed from
+   * its start then live until it ends, each frame with `id:` its session
+   * position; `Last-Event-ID` (or `?from=`) skips the frames up to it.
+   */
+  readonly sessionStore?: SessionStore
 }
 
 /** One SSE frame (AG-UI's text encoding). */
@@ -74,10 +83,15 @@ export function agUiHandler(factory: AgUiRunFactory, options: AgUiHandlerOptions
   const limit = options.maxBodyBytes ?? 10 * 1024 * 1024
   const now = options.now ?? Date.now
   const headers = options.headers ?? {}
+  const store = options.sessionStore
   return (req, res) => {
+    if (req.method === 'GET' && store !== undefined) {
+      resume(store, req, res, headers, now)
+      return
+    }
     if (req.method !== 'POST') {
-      res.setHeader('Allow', 'POST')
-      sendError(res, new HttpError(405, `method ${req.method ?? '?'} not allowed: POST a RunAgentInput`), headers)
+      res.setHeader('Allow', store === undefined ? 'POST' : 'POST, GET')
+      sendError(res, new HttpError(405, `method ${req.method ?? '?'} not allowed: POST a RunAgentInput${store === undefined ? '' : ', or GET ?threadId= to resume'}`), headers)
       return
     }
     void readBody(req, limit)
@@ -111,4 +125,39 @@ export function agUiHandler(factory: AgUiRunFactory, options: AgUiHandlerOptions
         sendError(res, error instanceof HttpError ? error : new HttpError(500, error instanceof Error ? error.message : String(error)), headers)
       })
   }
+}
+
+/** `GET ?threadId=…[&from=p]` (or `Last-Event-ID: p`): the thread's latest run from the session log. */
+function resume(store: SessionStore, req: IncomingMessage, res: ServerResponse, headers: Readonly<Record<string, string>>, now: () => number): void {
+  const query = new URL(req.url ?? '/', 'http://localhost').searchParams
+  const threadId = query.get('threadId')
+  if (threadId === null || threadId === '') {
+    sendError(res, new HttpError(400, 'resuming needs ?threadId= (the session id)'), headers)
+    return
+  }
+  const after = req.headers['last-event-id'] ?? query.get('from') ?? '0'
+  const skip = Number(after)
+  if (!Number.isInteger(skip) || skip < 0) {
+    sendError(res, new HttpError(400, `Last-Event-ID / from must be a session position (a non-negative integer), got ${JSON.stringify(after)}`), headers)
+    return
+  }
+  void store.info(threadId).then(
+    (info) => {
+      if (info === undefined) {
+        sendError(res, new HttpError(404, `no session '${threadId}'`), headers)
+        return
+      }
+      res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' })
+      res.flushHeaders()
+      const subscription = sessionRunToAgUi(store, threadId, { now }).subscribe({
+        next: ({ position, event }) => {
+          if (position > skip) res.write(sseFrame(event, position))
+        },
+        error: () => res.end(),
+        complete: () => res.end(),
+      })
+      res.on('close', () => subscription.unsubscribe())
+    },
+    (error: unknown) => sendError(res, new HttpError(500, error instanceof Error ? error.message : String(error)), headers),
+  )
 }

@@ -7,7 +7,8 @@
  * - `decodeRunAgentInput(input)`: a `RunAgentInput` → transcript, system text, client tools.
  * - `runAgUi(input, factory)`: one AG-UI run (an interop Observable any rxjs copy accepts).
  * - `loopRunner(config)`, `agentRunner(options)`: run factories over `agentLoopContinue` and `Agent`.
- * - `agUiHandler(factory)`: a `node:http` endpoint streaming the events as SSE.
+ * - `agUiHandler(factory)`: a `node:http` endpoint streaming the events as SSE, resumable
+ *   through the session log (`sessionStore`, `GET ?threadId=`; `sessionRunToAgUi`).
  */
 export { toAgUi, type ToAgUiOptions } from './to-ag-ui.js'
 export { decodeRunAgentInput, RunAgentInputCodec, AgUiMessage, AgUiTool, type AgUiRunInput, type RunAgentInputData } from './input.js'
@@ -15,3 +16,4 @@ export { clientTools, clientToolsPolicy, CLIENT_TOOLS_POLICY, PENDING_ON_CLIENT 
 export { type RunProgress } from './progress.js'
 export { runAgUi, loopRunner, agentRunner, type AgUiRun, type AgUiRunFactory, type RunEvents, type RunAgUiOptions } from './run.js'
 export { agUiHandler, sseFrame, type AgUiHandlerOptions } from './http.js'
+export { sessionRunToAgUi, latestRun, type PositionedAgUiEvent } from './session-replay.js'
