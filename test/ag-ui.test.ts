@@ -12,7 +12,7 @@ import { NEVER, lastValueFrom, toArray } from 'rxjs'
 import { AbstractAgent, HttpAgent, type AgentSubscriber, type BaseEvent, type Message, type RunAgentInput } from '@ag-ui/client'
 import { defineTool } from '../src/tools/define-tool.js'
 import { ProviderError } from '../src/types/provider-error.js'
-import { reply, scriptedModel } from '../marbles/index.js'
+import { chunk, reply, scriptedModel } from '../marbles/index.js'
 import { agUiHandler, agentRunner, decodeRunAgentInput, loopRunner, runAgUi, type AgUiRunFactory } from '../src/ag-ui/index.js'
 
 const add = defineTool({ name: 'add', description: 'Adds two integers.', parameters: t.type({ a: t.number, b: t.number }), execute: ({ a, b }) => String(a + b) })
@@ -188,5 +188,40 @@ describe('decodeRunAgentInput', () => {
     expect(() => decodeRunAgentInput({ ...base, messages: [{ id: 'x', role: 'tool', toolCallId: 'nope', content: '' }] }, 'test')).toThrow('test: invalid input at messages[0].toolCallId')
     expect(() => decodeRunAgentInput({ ...base, messages: [{ id: 'a', role: 'assistant', toolCalls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{' } }] }] }, 'test')).toThrow('test: invalid input at messages[0].toolCalls[0].function.arguments')
     expect(() => decodeRunAgentInput({ ...base, messages: 'hi' }, 'test')).toThrow(/test: invalid input at messages/)
+  })
+})
+
+describe('toAgUi details', () => {
+  it('frames are what @ag-ui/encoder writes for SSE', async () => {
+    const hello = scriptedModel([reply.thinking('hmm', 'hello')])
+    // @ag-ui/encoder is @ag-ui/client's dependency (not ours): resolved from there.
+    const encoderPath = createRequire(createRequire(import.meta.url).resolve('@ag-ui/client')).resolve('@ag-ui/encoder')
+    const { EventEncoder } = (await import(encoderPath)) as typeof import('@ag-ui/encoder')
+    const { sseFrame } = await import('../src/ag-ui/index.js')
+    const encoder = new EventEncoder()
+    const events = await lastValueFrom(runAgUi({ threadId: 't', runId: 'r', messages: [user('u', 'x')], tools: [], context: [] }, loopRunner({ model: hello.model, streamFn: hello.streamFn })).pipe(toArray()))
+    expect(events.length).toBeGreaterThan(5)
+    for (const event of events) expect(sseFrame(event)).toBe(encoder.encodeSSE(event as BaseEvent))
+  })
+
+  it('a retry after partial text: the partial message is closed, a CUSTOM event names it, the answer is a new message', async () => {
+    const overloaded = ProviderError.of('overloaded', 'scripted', 'overloaded', { status: 529 })
+    const model = scriptedModel([
+      { marbles: '(st#)', values: { s: chunk.start(), t: chunk.text('Partial ans') }, error: overloaded },
+      reply.text('Whole answer.'),
+    ])
+    class LocalAgent extends AbstractAgent {
+      run(input: RunAgentInput) {
+        return runAgUi(input, loopRunner({ model: model.model, streamFn: model.streamFn, retry: { baseDelayMs: 1, jitter: 0 } })) as never
+      }
+    }
+    const agent = new LocalAgent({ initialMessages: [user('u1', 'answer')] })
+    const { events } = await runCollecting(agent)
+    const retry = events.find((e) => e.type === 'CUSTOM') as (BaseEvent & { name: string; value: { discardedMessageId: string; attempt: number } }) | undefined
+    expect(retry).toMatchObject({ name: 'rxagent.streamRetry', value: { attempt: 1 } })
+    const starts = events.filter((e) => e.type === 'TEXT_MESSAGE_START').map((e) => (e as BaseEvent & { messageId: string }).messageId)
+    expect(starts).toHaveLength(2)
+    expect(starts[0]).toBe(retry!.value.discardedMessageId)
+    expect(agent.messages.find((m) => m.id === starts[1])).toMatchObject({ role: 'assistant', content: 'Whole answer.' })
   })
 })

@@ -10,6 +10,7 @@ import { agentLoop } from '../src/index.js'
 import { defineTool } from '../src/tools/define-tool.js'
 import { modelSpec } from '../src/types/model.js'
 import { ProviderError } from '../src/types/provider-error.js'
+import { assistantMessage, userMessage } from '../src/types/message.js'
 import { chunk, reply, runAgentMarbles, scriptedModel } from '../marbles/index.js'
 import { ATTR, EVENT, METRIC, otelForwarder, traceRun, type OtelOptions } from '../src/otel/index.js'
 
@@ -221,6 +222,18 @@ describe('otelForwarder (Agent)', () => {
       [EVENT.retry, expect.objectContaining({ [ATTR.errorType]: 'overloaded' })],
     ])
     expect(chat.status.code).toBe(SpanStatusCode.UNSET)
+  })
+
+  it('a compaction by the sliding window is a span event on the chat span', async () => {
+    const tel = telemetry()
+    const history = Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? userMessage(`question ${i} ${'x'.repeat(200)}`) : assistantMessage(`answer ${i} ${'y'.repeat(200)}`)))
+    const model = scriptedModel([reply.text('ok')])
+    const agent = new Agent({ systemPrompt: '', model: model.model, streamFn: model.streamFn, messages: history, contextWindow: { maxTokens: 500 }, forwarders: [otelForwarder(tel.options)] })
+    await agent.prompt('latest')
+    const chat = tel.one('chat scripted-1')
+    const compaction = chat.events.find((e) => e.name === EVENT.compaction)
+    expect(compaction?.attributes).toMatchObject({ [ATTR.compactionReason]: 'window', [ATTR.budget]: 500 })
+    expect(Number(compaction?.attributes?.[ATTR.droppedMessages])).toBeGreaterThan(0)
   })
 
   it('message content only when opted in, in the conventions\' message format', () => {
