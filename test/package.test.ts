@@ -99,3 +99,23 @@ const { agentLoop, defineTool } = require('rxagent'); console.log(typeof agentLo
     expect(run.stdout).toMatch(/^function function$/m)
   })
 })
+
+describe('the optional-peer entries', () => {
+  it('rxagent/otel and rxagent/ag-ui load beside their peer (@opentelemetry/api, @ag-ui/core), ESM and require', () => {
+    // Another app, so that the peers do not leak into the checks above (the core entries load without them).
+    const withPeers = join(dir, 'app-with-peers')
+    mkdirSync(join(withPeers, 'node_modules', '@opentelemetry'), { recursive: true })
+    mkdirSync(join(withPeers, 'node_modules', '@ag-ui'), { recursive: true })
+    symlinkSync(installed, join(withPeers, 'node_modules', 'rxagent'), 'dir')
+    for (const dependency of ['rxjs', 'tslib', 'io-ts', 'fp-ts', 'immer', 'eventsource-parser', 'partial-json', '@opentelemetry/api', '@ag-ui/core']) {
+      symlinkSync(join(root, 'node_modules', dependency), join(withPeers, 'node_modules', dependency), 'dir')
+    }
+    const entries = ['rxagent/otel', 'rxagent/ag-ui']
+    const esm = spawnSync(process.execPath, ['--preserve-symlinks', '--input-type=module', '-e', `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`], { cwd: withPeers, encoding: 'utf8' })
+    expect(esm.stderr).toBe('')
+    for (const entry of entries) expect(esm.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
+    const cjs = spawnSync(process.execPath, ['--preserve-symlinks', '-e', `for (const e of ${JSON.stringify(entries)}) console.log(e, Object.keys(require(e)).length)`], { cwd: withPeers, encoding: 'utf8' })
+    expect(cjs.status).toBe(0)
+    for (const entry of entries) expect(cjs.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
+  })
+})

@@ -14,7 +14,9 @@ import { ProgressState, type RunProgress } from './progress.js'
 
 /** Options of {@link toAgUi}. */
 export interface ToAgUiOptions {
+  /** The conversation (`RunAgentInput.threadId`), echoed in RUN_STARTED and RUN_FINISHED. */
   readonly threadId: string
+  /** The run (`RunAgentInput.runId`); message ids are derived from it (`{runId}-m1`, `{runId}-result-{callId}`). */
   readonly runId: string
   /** Names of the tools the frontend runs: their calls get no TOOL_CALL_RESULT and are reported as pending when the run ends. */
   readonly clientTools?: Iterable<string>
