@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import * as t from 'io-ts'
-import { NEVER, lastValueFrom, toArray } from 'rxjs'
+import { NEVER, concat, finalize, lastValueFrom, of, toArray } from 'rxjs'
 import { AbstractAgent, HttpAgent, type AgentSubscriber, type BaseEvent, type Message, type RunAgentInput } from '@ag-ui/client'
 import { defineTool } from '../src/tools/define-tool.js'
 import { ProviderError } from '../src/types/provider-error.js'
@@ -127,6 +127,18 @@ describe('agUiHandler with HttpAgent', () => {
     // The client aborts once the server reports the tool running (its STATE_DELTA adding it).
     const run = runCollecting(agent, {}, { onStateDeltaEvent: ({ event }) => { if (JSON.stringify(event.delta).includes('runningTools/h1')) agent.abortRun() } })
     await toolAborted
+    await run.catch(() => undefined)
+  }, 20_000)
+
+  it('an abort from the client while the model streams: the model stream is unsubscribed', async () => {
+    let unsubscribed!: () => void
+    const modelAborted = new Promise<void>((resolve) => (unsubscribed = resolve))
+    const streaming = scriptedModel([reply.text('unused')])
+    const streamFn: typeof streaming.streamFn = () => concat(of(chunk.start(), chunk.text('Once upon')), NEVER).pipe(finalize(() => unsubscribed()))
+    factory = loopRunner({ model: streaming.model, streamFn })
+    const agent = new HttpAgent({ url, initialMessages: [user('u1', 'tell a story')] })
+    const run = runCollecting(agent, {}, { onTextMessageContentEvent: () => agent.abortRun() })
+    await modelAborted
     await run.catch(() => undefined)
   }, 20_000)
 
