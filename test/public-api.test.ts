@@ -19,6 +19,9 @@ const entries = {
   'rxagent/operators': 'operators/index.ts',
   'rxagent/marbles': 'marbles/index.ts',
   'rxagent/providers': 'src/providers/index.ts',
+  'rxagent/otel': 'src/otel/index.ts',
+  'rxagent/ag-ui': 'src/ag-ui/index.ts',
+  'rxagent/sessions': 'src/sessions/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -99,6 +102,27 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'OpenAICustomTool', 'OpenAIReasoningSummary', 'OpenAIResponsesRequestSettings', 'OpenAIResponsesSettings',
       'ProviderSettings', 'ReasoningEffort', 'ReplayTarget', 'RouteSettings', 'SseEvent', 'TransportOptions',
       'WireDecoder', 'WireProtocol',
+    ],
+  },
+  'rxagent/otel': {
+    values: ['ABORTED', 'ATTR', 'EVENT', 'INSTRUMENTATION_NAME', 'METRIC', 'OPERATION', 'TOKEN_TYPE', 'TOOL_ERROR', 'finishReason', 'otelForwarder', 'semconvMessage', 'traceRun'],
+    types: ['OtelOptions', 'SemconvMessage'],
+  },
+  'rxagent/ag-ui': {
+    values: [
+      'AgUiMessage', 'AgUiTool', 'CLIENT_TOOLS_POLICY', 'PENDING_ON_CLIENT', 'RunAgentInputCodec', 'agUiHandler', 'agentRunner',
+      'clientTools', 'clientToolsPolicy', 'decodeRunAgentInput', 'latestRun', 'loopRunner', 'runAgUi', 'sessionRunToAgUi', 'sseFrame', 'toAgUi',
+    ],
+    types: ['AgUiHandlerOptions', 'AgUiRun', 'AgUiRunFactory', 'AgUiRunInput', 'PositionedAgUiEvent', 'RunAgUiOptions', 'RunAgentInputData', 'RunEvents', 'RunProgress', 'ToAgUiOptions'],
+  },
+  'rxagent/sessions': {
+    values: [
+      'SessionConflictError', 'SessionLeaseError', 'SessionRecord', 'SessionRecordBody', 'SessionStoreClosedError',
+      'StreamRecord', 'TimedRecord', 'deleteSessions', 'memorySessionStore',
+    ],
+    types: [
+      'DeleteSessionsOptions', 'LeaseOutcome', 'MemorySessionStore', 'MemorySessionStoreOptions', 'SessionAppend',
+      'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionListOptions', 'SessionStore',
     ],
   },
 }
