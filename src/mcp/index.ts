@@ -8,3 +8,5 @@ export { connectMcp, mcpTools, syncMcpTools, type McpConnection, type ToolsTarge
 export { McpClientOptions, McpHttpServer, McpServerConfig, McpStdioServer } from './config.js'
 export type { McpToolDetails } from './result-content.js'
 export { sanitizeName, toolNameFor } from './names.js'
+export { serveMcp, type McpServeTransport, type McpServing, type ServeMcpOptions } from './serve.js'
+export type { ServableAgent, ServedAgent } from './serve-agent.js'
