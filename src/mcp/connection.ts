@@ -125,10 +125,13 @@ export async function connectServer(
 ): Promise<ServerConnection> {
   const secrets = secretsOfConfig(config)
   let connection: ServerConnection | undefined
-  const newClient = (): Client =>
+  // Streamable HTTP probes for the 2026 protocol (per-request cancellation, list changes on a listen stream) and
+  // falls back to the 2025 handshake; stdio and SSE use the 2025 handshake (a probe would spawn a second process).
+  const newClient = (era: 'auto' | 'legacy'): Client =>
     new modules.sdk.Client(
       { name: clientInfo.name, version: clientInfo.version },
       {
+        versionNegotiation: { mode: era },
         listChanged: {
           tools: {
             debounceMs: 0,
@@ -154,7 +157,7 @@ export async function connectServer(
 
 type Connected = { client: Client; terminate: () => Promise<void> }
 
-async function connectStdio(config: McpStdioServer, modules: ClientModules, newClient: () => Client, timeout: number): Promise<Connected> {
+async function connectStdio(config: McpStdioServer, modules: ClientModules, newClient: (era: 'auto' | 'legacy') => Client, timeout: number): Promise<Connected> {
   const transport = new modules.stdio.StdioClientTransport({
     command: config.command,
     ...(config.args !== undefined && { args: [...config.args] }),
@@ -162,7 +165,7 @@ async function connectStdio(config: McpStdioServer, modules: ClientModules, newC
     ...(config.cwd !== undefined && { cwd: config.cwd }),
     stderr: config.stderr ?? 'inherit',
   })
-  const client = newClient()
+  const client = newClient('legacy')
   try {
     await client.connect(transport, { timeout })
   } catch (error) {
@@ -172,14 +175,14 @@ async function connectStdio(config: McpStdioServer, modules: ClientModules, newC
   return { client, terminate: () => client.close() }
 }
 
-async function connectHttp(config: McpHttpServer, modules: ClientModules, newClient: () => Client, timeout: number): Promise<Connected> {
+async function connectHttp(config: McpHttpServer, modules: ClientModules, newClient: (era: 'auto' | 'legacy') => Client, timeout: number): Promise<Connected> {
   const url = new URL(config.url)
   const requestInit: RequestInit = { headers: { ...config.headers } }
   const mode = config.transport ?? 'auto'
   let first: unknown
   if (mode !== 'sse') {
     const transport = new modules.sdk.StreamableHTTPClientTransport(url, { requestInit })
-    const client = newClient()
+    const client = newClient('auto')
     try {
       await client.connect(transport, { timeout })
       return {
@@ -201,7 +204,7 @@ async function connectHttp(config: McpHttpServer, modules: ClientModules, newCli
     requestInit,
     eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
   })
-  const client = newClient()
+  const client = newClient('legacy')
   try {
     await client.connect(transport, { timeout })
   } catch (error) {

@@ -16,6 +16,7 @@ import type { AgentEvent } from '../../src/types/event.js'
 import { reply, scriptedModel } from '../../marbles/index.js'
 import { asyncScheduler } from 'rxjs'
 import { startHttpServer, type HttpServerHandle } from './http-server.js'
+import { startSseServer } from './sse-server.js'
 
 const kitchen = fileURLToPath(new URL('./servers/kitchen.mjs', import.meta.url))
 const stdio = { command: process.execPath, args: [kitchen], stderr: 'ignore' as const }
@@ -26,8 +27,8 @@ const find = (tools: readonly AgentTool[], name: string): AgentTool => {
   return tool
 }
 
-/** Runs one call as the loop does and returns every event. */
-const run = (tool: AgentTool, args: unknown, timeoutMs?: number): Promise<ToolRunEvent[]> =>
+/** Runs one call as the loop does (the tool's own timeout unless `timeoutMs`) and returns every event. */
+const run = (tool: AgentTool, args: unknown, timeoutMs = tool.timeoutMs): Promise<ToolRunEvent[]> =>
   lastValueFrom(runTool(tool, args, { toolCallId: 'c1', scheduler: asyncScheduler, ...(timeoutMs !== undefined && { timeoutMs }) }).pipe(toArray()))
 
 const end = (events: readonly ToolRunEvent[]) => {
@@ -245,6 +246,48 @@ describe('streamable HTTP', () => {
     expect(error).toBeInstanceOf(Error)
     expect(error.message).toMatch(/MCP server 'web' could not be connected/)
     expect(error.message).not.toMatch(/sk-wrong-token-abcdef|sk-secret-query-token/)
+  }, 30_000)
+
+  it('cancellation reaches the server: a slow call under the tool timeout', async () => {
+    const mcp = await connectMcp({ servers: { web: { url: server.url, timeoutMs: 300 } } })
+    try {
+      const slow = find(mcp.tools, 'web__slow')
+      expect(slow.timeoutMs).toBe(300)
+      const result = end(await run(slow, {}))
+      expect(result).toMatchObject({ isError: true, output: { content: [{ type: 'text', text: "Tool 'web__slow' timed out after 300 ms." }] } })
+      await expect.poll(() => server.cancellations, { timeout: 10_000 }).toHaveLength(1)
+    } finally {
+      await mcp.close()
+    }
+  }, 30_000)
+
+  it('tools/list_changed over HTTP refreshes the tools', async () => {
+    const mcp = await connectMcp({ servers: { web: { url: server.url } } })
+    try {
+      expect(mcp.tools.some((t) => t.name === 'web__extra')).toBe(false)
+      const next = firstValueFrom(mcp.tools$.pipe(filter((tools) => tools.some((t) => t.name === 'web__extra'))))
+      server.addTool()
+      const tools = await next
+      expect(end(await run(find(tools, 'web__extra'), {})).output.content).toEqual([{ type: 'text', text: 'extra!' }])
+    } finally {
+      await mcp.close()
+    }
+  }, 30_000)
+
+  it('falls back to HTTP+SSE for an older server, headers included', async () => {
+    const old = await startSseServer()
+    try {
+      const mcp = await connectMcp({ servers: { old: { url: old.url, headers: { Authorization: token } } } })
+      try {
+        expect(end(await run(find(mcp.tools, 'old__echo'), { text: 'hi' })).output.content).toEqual([{ type: 'text', text: 'old: hi' }])
+        expect(old.authorizations.length).toBeGreaterThanOrEqual(3)
+        expect(old.authorizations.every((a) => a === token)).toBe(true)
+      } finally {
+        await mcp.close()
+      }
+    } finally {
+      await old.close()
+    }
   }, 30_000)
 
   it('a server that is not there: a clear error, no hang', async () => {

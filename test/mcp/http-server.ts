@@ -14,11 +14,17 @@ export interface HttpServerHandle {
   readonly url: string
   /** Authorization headers seen, one per HTTP request. */
   readonly authorizations: readonly (string | null)[]
+  /** The abort reasons `slow` calls saw. */
+  readonly cancellations: readonly string[]
+  /** Publishes a tools/list_changed (the next listing holds `extra`). */
+  addTool(): void
   close(): Promise<void>
 }
 
 export async function startHttpServer(expectedToken = 'Bearer sk-test-0123456789abcdef'): Promise<HttpServerHandle> {
   const authorizations: (string | null)[] = []
+  const cancellations: string[] = []
+  let extra = false
   const handler = createMcpHandler(({ requestInfo }) => {
     const auth = requestInfo?.headers.get('authorization') ?? null
     const server = new McpServer({ name: 'web', version: '1.0.0' })
@@ -32,6 +38,15 @@ export async function startHttpServer(expectedToken = 'Bearer sk-test-0123456789
       }
       return { content: [{ type: 'text', text: `done ${steps}` }] }
     })
+    server.registerTool('slow', { description: 'Waits until cancelled' }, async (ctx) => {
+      await new Promise<void>((resolve) => {
+        if (ctx.mcpReq.signal.aborted) return resolve()
+        ctx.mcpReq.signal.addEventListener('abort', () => resolve(), { once: true })
+      })
+      cancellations.push(String(ctx.mcpReq.signal.reason))
+      return { content: [{ type: 'text', text: 'cancelled' }] }
+    })
+    if (extra) server.registerTool('extra', { description: 'Added later' }, async () => ({ content: [{ type: 'text', text: 'extra!' }] }))
     return server
   })
   const http = createServer((req, res) => {
@@ -51,6 +66,11 @@ export async function startHttpServer(expectedToken = 'Bearer sk-test-0123456789
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     authorizations,
+    cancellations,
+    addTool: () => {
+      extra = true
+      handler.notify.toolsChanged()
+    },
     close: async () => {
       await handler.close()
       http.closeAllConnections()
