@@ -19,6 +19,7 @@ const entries = {
   'rxagent/operators': 'operators/index.ts',
   'rxagent/marbles': 'marbles/index.ts',
   'rxagent/providers': 'src/providers/index.ts',
+  'rxagent/mcp': 'src/mcp/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -100,6 +101,13 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'ProviderSettings', 'ReasoningEffort', 'ReplayTarget', 'RouteSettings', 'SseEvent', 'TransportOptions',
       'WireDecoder', 'WireProtocol',
     ],
+  },
+  'rxagent/mcp': {
+    values: [
+      'McpClientOptions', 'McpHttpServer', 'McpServerConfig', 'McpStdioServer', 'connectMcp', 'mcpTools', 'serveMcp',
+      'syncMcpTools', 'toolNameFor',
+    ],
+    types: ['McpConnection', 'McpServeTransport', 'McpServing', 'McpToolDetails', 'ServableAgent', 'ServeMcpOptions', 'ServedAgent', 'ToolsTarget'],
   },
 }
 

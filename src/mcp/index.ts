@@ -7,6 +7,6 @@
 export { connectMcp, mcpTools, syncMcpTools, type McpConnection, type ToolsTarget } from './client.js'
 export { McpClientOptions, McpHttpServer, McpServerConfig, McpStdioServer } from './config.js'
 export type { McpToolDetails } from './result-content.js'
-export { sanitizeName, toolNameFor } from './names.js'
+export { toolNameFor } from './names.js'
 export { serveMcp, type McpServeTransport, type McpServing, type ServeMcpOptions } from './serve.js'
 export type { ServableAgent, ServedAgent } from './serve-agent.js'
