@@ -169,11 +169,40 @@ describe('names across servers', () => {
 })
 
 describe('mcpTools (the Observable form) and agents', () => {
-  it('unsubscribing closes the child process', async () => {
+  it('emits the tools once connected; unsubscribing stops the child process', async () => {
+    const tools$ = mcpTools({ servers: { k: { ...stdio, env: { MARK: 'observable-form' } } } })
+    let pid = 0
+    const sub = tools$.subscribe((tools) => {
+      void run(find(tools, 'k__pid'), {}).then((events) => {
+        const c = end(events).output.content[0]
+        pid = Number(c?.type === 'text' ? c.text : NaN)
+      })
+    })
+    await expect.poll(() => pid, { timeout: 20_000 }).toBeGreaterThan(0)
+    const alive = (): boolean => {
+      try {
+        process.kill(pid, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    expect(alive()).toBe(true)
+    sub.unsubscribe()
+    await expect.poll(alive, { timeout: 20_000 }).toBe(false)
+  }, 45_000)
+
+  it('the env option reaches the child; a later call after close fails naming the server', async () => {
     const tools = await firstValueFrom(mcpTools({ servers: { k: { ...stdio, env: { MARK: 'observable-form' } } } }))
-    // firstValueFrom unsubscribed: the connection is closed, calls fail naming the server.
+    // firstValueFrom unsubscribed: the connection is closed.
     const result = end(await run(find(tools, 'k__env'), { name: 'MARK' }))
     expect(result.output.content[0]).toEqual({ type: 'text', text: expect.stringMatching(/MCP server 'k' cannot run 'env'/) })
+    const mcp = await connectMcp({ servers: { k: { ...stdio, env: { MARK: 'observable-form' } } } })
+    try {
+      expect(end(await run(find(mcp.tools, 'k__env'), { name: 'MARK' })).output.content).toEqual([{ type: 'text', text: 'observable-form' }])
+    } finally {
+      await mcp.close()
+    }
   }, 30_000)
 
   it('an agent loop with a scripted model calls an MCP tool end to end, progress included', async () => {

@@ -57,6 +57,7 @@ function build() {
     setTimeout(() => process.exit(3), 10)
     return new Promise(() => {})
   })
+  server.registerTool('pid', { description: 'The server process id' }, async () => ({ content: [{ type: 'text', text: String(process.pid) }] }))
   server.registerTool('env', { description: 'An environment variable', inputSchema: z.object({ name: z.string() }) }, async ({ name }) => ({
     content: [{ type: 'text', text: process.env[name] ?? '(unset)' }],
   }))
