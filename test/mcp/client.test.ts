@@ -231,6 +231,34 @@ describe('mcpTools (the Observable form) and agents', () => {
     }
   }, 30_000)
 
+  it("the run's abort cancels an MCP call in flight: the run ends aborted, the server sees the cancellation", async () => {
+    const mcp = await connectMcp({ servers: { kitchen: stdio } })
+    try {
+      const { model, streamFn } = scriptedModel([reply.toolCalls([{ id: 'c1', name: 'kitchen__slow', args: {} }]), reply.text('never')])
+      const controller = new AbortController()
+      const events: AgentEvent[] = []
+      await new Promise<void>((resolve, reject) =>
+        agentLoop(userMessage('go'), { systemPrompt: '', messages: [], tools: mcp.tools }, { model, streamFn, signal: controller.signal }).subscribe({
+          next: (event) => {
+            events.push(event)
+            // Abort once the server is running the call (it said so with a progress notification).
+            if (event.type === 'toolExecutionUpdate') controller.abort()
+          },
+          error: reject,
+          complete: resolve,
+        }),
+      )
+      const last = events.at(-1)
+      expect(last?.type === 'agentEnd' && last.result.stopReason).toBe('aborted')
+      await expect.poll(async () => end(await run(find(mcp.tools, 'kitchen__cancellations'), {})).output.content[0], { timeout: 10_000 }).toEqual({
+        type: 'text',
+        text: expect.stringMatching(/^\["[^"]+"\]$/),
+      })
+    } finally {
+      await mcp.close()
+    }
+  }, 30_000)
+
   it('syncMcpTools keeps an agent-like target in step with list changes', async () => {
     const mcp = await connectMcp({ servers: { kitchen: stdio } })
     try {

@@ -42,7 +42,9 @@ function build() {
     }
     return { content: [{ type: 'text', text: `done ${steps}` }] }
   })
-  server.registerTool('slow', { description: 'Waits until cancelled' }, async (ctx) => {
+  server.registerTool('slow', { description: 'Says it is waiting (as progress), then waits until cancelled' }, async (ctx) => {
+    const token = ctx.mcpReq._meta?.progressToken
+    if (token !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: 0, message: 'waiting' } })
     await new Promise((resolve) => {
       if (ctx.mcpReq.signal.aborted) return resolve()
       ctx.mcpReq.signal.addEventListener('abort', () => resolve(), { once: true })
