@@ -12,7 +12,7 @@ import { decodeInput } from '../types/input.js'
 import type { JsonObject } from '../types/codec.js'
 import type { AgentTool, ToolExecuteContext, ToolOutput } from '../types/tool.js'
 import { McpClientOptions } from './config.js'
-import { connectServer, type ServerConnection } from './connection.js'
+import { connectServer, type McpToolInfo, type ServerConnection } from './connection.js'
 import { jsonSchemaArguments } from './json-schema-arguments.js'
 import { toolNameFor, uniqueNames } from './names.js'
 import { errorTextOf, progressOutput, toolOutputOf } from './result-content.js'
@@ -86,7 +86,7 @@ class Connection implements McpConnection {
 }
 
 /** One MCP tool as an `AgentTool` named `name`. */
-function mcpAgentTool(server: ServerConnection, info: ServerConnection['tools'][number], name: string, ajv: AjvLike | undefined): AgentTool<JsonObject> {
+function mcpAgentTool(server: ServerConnection, info: McpToolInfo, name: string, ajv: AjvLike | undefined): AgentTool<JsonObject> {
   const { $schema: _dialect, ...schema } = info.inputSchema
   const { timeoutMs, needsApproval } = server.config
   return Object.freeze({

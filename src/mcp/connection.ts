@@ -157,6 +157,24 @@ export async function connectServer(
 
 type Connected = { client: Client; terminate: () => Promise<void> }
 
+/**
+ * Delivers each response to the client a little after the messages read
+ * before it. The SDK's client dispatches a notification a microtask late but
+ * a response at once, and forgets a call's progress handler with its
+ * response: progress that arrives together with the result (a quick tool's
+ * last update) would be dropped. Called once the client is connected (it
+ * has set `onmessage` then); order among responses is kept.
+ */
+function deferResponses(transport: { onmessage?: ((message: never, extra?: never) => void) | undefined }): void {
+  const deliver = transport.onmessage
+  if (deliver === undefined) return
+  transport.onmessage = (message, extra) => {
+    const m = message as { id?: unknown; method?: unknown }
+    if (m.id !== undefined && m.method === undefined) setImmediate(() => deliver(message, extra))
+    else deliver(message, extra)
+  }
+}
+
 async function connectStdio(config: McpStdioServer, modules: ClientModules, newClient: (era: 'auto' | 'legacy') => Client, timeout: number): Promise<Connected> {
   const transport = new modules.stdio.StdioClientTransport({
     command: config.command,
@@ -172,6 +190,7 @@ async function connectStdio(config: McpStdioServer, modules: ClientModules, newC
     await client.close().catch(() => undefined)
     throw error
   }
+  deferResponses(transport)
   return { client, terminate: () => client.close() }
 }
 
@@ -185,6 +204,7 @@ async function connectHttp(config: McpHttpServer, modules: ClientModules, newCli
     const client = newClient('auto')
     try {
       await client.connect(transport, { timeout })
+      deferResponses(transport)
       return {
         client,
         terminate: async () => {
@@ -212,6 +232,7 @@ async function connectHttp(config: McpHttpServer, modules: ClientModules, newCli
     if (first === undefined) throw error
     throw new Error(`streamable HTTP failed (${errorText(first)}), and so did SSE (${errorText(error)})`)
   }
+  deferResponses(transport)
   return { client, terminate: () => client.close() }
 }
 

@@ -125,6 +125,24 @@ describe('mcpTools over stdio', () => {
   })
 })
 
+describe('progress that arrives with the result', () => {
+  it('is still an update before the result (the SDK client alone drops it)', async () => {
+    const raw = fileURLToPath(new URL('./servers/raw.mjs', import.meta.url))
+    const mcp = await connectMcp({ servers: { raw: { command: process.execPath, args: [raw], stderr: 'ignore' } } })
+    try {
+      for (let i = 0; i < 5; i++) {
+        const events = await run(find(mcp.tools, 'raw__quick'), {})
+        expect(events.map((e) => [e.type, e.output.content])).toEqual([
+          ['update', [{ type: 'text', text: 'almost' }]],
+          ['end', [{ type: 'text', text: 'done' }]],
+        ])
+      }
+    } finally {
+      await mcp.close()
+    }
+  }, 30_000)
+})
+
 describe('servers that fail', () => {
   it('a server that exits mid-call: an error result naming the server, and later calls fail at once', async () => {
     const mcp = await connectMcp({ servers: { doomed: stdio } })
