@@ -5,11 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fileURLToPath } from 'node:url'
 import * as t from 'io-ts'
-import { concatMap, from, map, Observable, timer } from 'rxjs'
+import { asyncScheduler, concatMap, from, lastValueFrom, map, Observable, timer, toArray } from 'rxjs'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
-import { serveMcp, type McpServing } from '../../src/mcp/index.js'
+import { connectMcp, serveMcp, type McpServing } from '../../src/mcp/index.js'
+import { runTool } from '../../src/tools/run-tool.js'
 import { Agent } from '../../src/agent/agent.js'
 import { defineTool } from '../../src/tools/define-tool.js'
 import { InvalidInputError } from '../../src/types/input.js'
@@ -144,6 +145,22 @@ describe('serveMcp over streamable HTTP', () => {
     await expect(call).rejects.toThrow()
     const result = await runs[0]!
     expect(result.stopReason).toBe('aborted')
+  })
+
+  it('rxagent on both ends: connectMcp to a served agent, progress as updates', async () => {
+    const mcp = await connectMcp({ servers: { remote: { url: servings[0]!.url! } } })
+    try {
+      const ask = mcp.tools.find((x) => x.name === 'remote__ask')!
+      expect(ask.schema).toMatchObject({ type: 'object', properties: { prompt: { type: 'string' } }, required: ['prompt'] })
+      const events = await lastValueFrom(runTool(ask, { prompt: 'go' }, { toolCallId: 'c1', scheduler: asyncScheduler }).pipe(toArray()))
+      const last = events.at(-1)
+      expect(last?.type === 'end' && [last.isError, last.output.content]).toEqual([false, [{ type: 'text', text: 'ok then' }]])
+      const updates = events.flatMap((e) => (e.type === 'update' ? [e.output.content.map((c) => (c.type === 'text' ? c.text : '')).join('')] : []))
+      expect(updates[0]).toBe('tool: echo')
+      expect(updates.slice(1).join('')).toBe('ok then')
+    } finally {
+      await mcp.close()
+    }
   })
 
   it('bad options: InvalidInputError naming the path', async () => {
