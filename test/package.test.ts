@@ -54,7 +54,7 @@ const node = (args: string[]) => spawnSync(process.execPath, args, { cwd: app, e
 describe('npm pack', () => {
   it('ships the build, the license and the sources the maps point at, and no tests', () => {
     const files = packed.files.map((file) => file.path)
-    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions']) {
+    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions', 'src/mcp']) {
       expect(files).toContain(`dist/${entry}/index.js`)
       expect(files).toContain(`dist/${entry}/index.d.ts`)
     }
@@ -79,7 +79,7 @@ describe('npm pack', () => {
 })
 
 describe('loading the installed package', () => {
-  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions']
+  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/mcp']
 
   it('imports every entry point as ESM', () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`
@@ -87,6 +87,13 @@ describe('loading the installed package', () => {
     expect(run.stderr).toBe('')
     expect(run.status).toBe(0)
     for (const entry of entries) expect(run.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
+  })
+
+  it('rxagent/mcp without the MCP SDK installed: loads, and says which package to install when used', () => {
+    const script = `const { connectMcp } = await import('rxagent/mcp'); await connectMcp({ servers: {} }).then(() => console.log('connected'), (e) => console.log(e.message))`
+    const run = node(['--input-type=module', '-e', script])
+    expect(run.stderr).toBe('')
+    expect(run.stdout).toMatch(/^connectMcp needs the optional peer dependency @modelcontextprotocol\/client: npm install @modelcontextprotocol\/client$/m)
   })
 
   it("require('rxagent') works on Node 20.19+ (require of the ESM build)", () => {

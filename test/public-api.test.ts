@@ -22,6 +22,7 @@ const entries = {
   'rxagent/otel': 'src/otel/index.ts',
   'rxagent/ag-ui': 'src/ag-ui/index.ts',
   'rxagent/sessions': 'src/sessions/index.ts',
+  'rxagent/mcp': 'src/mcp/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -124,6 +125,13 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'DeleteSessionsOptions', 'LeaseOutcome', 'MemorySessionStore', 'MemorySessionStoreOptions', 'SessionAppend',
       'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionListOptions', 'SessionStore',
     ],
+  },
+  'rxagent/mcp': {
+    values: [
+      'McpClientOptions', 'McpHttpServer', 'McpServerConfig', 'McpStdioServer', 'connectMcp', 'mcpTools', 'serveMcp',
+      'syncMcpTools', 'toolNameFor',
+    ],
+    types: ['McpConnection', 'McpServeTransport', 'McpServing', 'McpToolDetails', 'ServableAgent', 'ServeMcpOptions', 'ServedAgent', 'ToolsTarget'],
   },
 }
 
