@@ -315,3 +315,23 @@ describe('the types execute is given', () => {
     expect(wrong).toBeTypeOf('function')
   })
 })
+
+describe("the README's tools (examples/tool-kinds.ts)", () => {
+  it('run on this package’s own files, and reject what their schemas reject', async () => {
+    const { readFile, stat, readFileIoTs } = await import('../examples/tool-kinds.js')
+    const run = async (tool: AgentTool, raw: unknown): Promise<unknown> => {
+      const decoded = await tool.decodeArguments(raw)
+      if (decoded._tag === 'Left') return decoded.left
+      return await tool.execute(decoded.right, { toolCallId: 'c', signal: new AbortController().signal })
+    }
+    expect(await run(readFile, { path: 'package.json', range: { start: 1, end: 2 } })).toBe('  "name": "rxagent",')
+    expect(await run(readFileIoTs, { path: 'package.json', range: { start: 1, end: 2 } })).toBe('  "name": "rxagent",')
+    expect(await run(stat, { path: 'package.json' })).toMatch(/^\d+$/)
+    expect(await run(readFile, { path: 1 })).toEqual(['at path: Invalid input: expected string, received number'])
+    expect(await run(stat, {})).toEqual(['at path: is required, got undefined (missing)'])
+    expect(await run(readFileIoTs, { path: 'p', range: { start: 0.5, end: 1 } })).toEqual([
+      'at range: expected (undefined | { start: Int, end: Int }), got an object',
+      'at range.start: expected Int, got 0.5',
+    ])
+  })
+})
