@@ -131,6 +131,71 @@ describe('asynchronous Standard Schema validation', () => {
   })
 })
 
+describe('asynchronous decoding with policies, and under abort', () => {
+  /** A Standard Schema whose validation waits for `gate` (a lookup the test controls). */
+  const gated = (gate: Promise<void>): StandardToolSchema<{ path: string }> => ({
+    '~standard': {
+      version: 1,
+      vendor: 'test',
+      validate: async (value) => {
+        await gate
+        const path = (value as { path?: unknown }).path
+        return typeof path === 'string' ? { value: { path } } : { issues: [{ message: 'expected a string', path: ['path'] }] }
+      },
+      jsonSchema: { input: () => ({ type: 'object', properties: { path: { type: 'string' } } }), output: () => ({ type: 'object' }) },
+    },
+  })
+  const calls = [
+    { id: 'c1', name: 'gated', args: { path: 1 } },
+    { id: 'c2', name: 'gated', args: { path: 'x' } },
+  ]
+
+  it('a pre-dispatch policy sees the raw arguments, then the decode is awaited', async () => {
+    const tool = defineTool({ name: 'gated', description: '', parameters: gated(Promise.resolve()), execute: ({ path }) => `ran ${path}` })
+    const seen: unknown[] = []
+    const model = scriptedModel([reply.toolCalls(calls), reply.text('done')])
+    const events: AgentEvent[] = []
+    await new Promise<void>((resolve, reject) =>
+      agentLoop(hello, context([tool]), {
+        model: model.model,
+        streamFn: model.streamFn,
+        policies: { preDispatch: [{ name: 'look', evaluate: (view) => (seen.push(view.args), { action: 'continue' }) }] },
+      }).subscribe({ next: (e) => events.push(e), error: reject, complete: resolve }),
+    )
+    expect(seen).toEqual([{ path: 1 }, { path: 'x' }])
+    expect(toolResultsOf(events).map((r) => [r.isError, textOf(r)])).toEqual([
+      [true, "Invalid arguments for tool 'gated':\n  - at path: expected a string"],
+      [false, 'ran x'],
+    ])
+  })
+
+  it('an abort while arguments are being decoded answers every call as not run', async () => {
+    let open!: () => void
+    const tool = defineTool({ name: 'gated', description: '', parameters: gated(new Promise<void>((resolve) => (open = resolve))), execute: () => 'ran' })
+    const model = scriptedModel([reply.toolCalls(calls), reply.text('done')])
+    const controller = new AbortController()
+    const events: AgentEvent[] = []
+    const ended = new Promise<void>((resolve, reject) =>
+      agentLoop(hello, context([tool]), { model: model.model, streamFn: model.streamFn, signal: controller.signal }).subscribe({
+        next: (e) => events.push(e),
+        error: reject,
+        complete: resolve,
+      }),
+    )
+    // The batch waits for the first decode: nothing has run, nothing has ended.
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    expect(events.some((e) => e.type === 'toolExecutionEnd')).toBe(false)
+    controller.abort()
+    await ended
+    open()
+    expect(toolResultsOf(events).map((r) => [r.toolCallId, textOf(r)])).toEqual([
+      ['c1', 'Tool call not executed: the run was aborted.'],
+      ['c2', 'Tool call not executed: the run was aborted.'],
+    ])
+    expect(events.at(-1)).toMatchObject({ type: 'agentEnd', result: { stopReason: 'aborted' } })
+  })
+})
+
 /** What `toStandardJsonSchema` from `@valibot/to-json-schema` does (not installed here): a Valibot schema plus its JSON Schema. */
 function withJsonSchema<S extends v.GenericSchema>(schema: S, json: Record<string, unknown>): S & StandardToolSchema<v.InferInput<S>, v.InferOutput<S>> {
   const standard = { ...schema['~standard'], jsonSchema: { input: () => json, output: () => json } }
