@@ -156,7 +156,7 @@ export function defineTool(
     description: def.description,
     schema: parts.schema,
     decodeArguments: parts.decode,
-    execute: def.execute as AgentTool['execute'],
+    execute: def.execute,
     ...(def.timeoutMs !== undefined && { timeoutMs: def.timeoutMs }),
     ...(def.needsApproval !== undefined && { needsApproval: def.needsApproval }),
     ...(def.label !== undefined && { label: def.label }),
