@@ -117,6 +117,23 @@ describe('nobody reads the arguments', () => {
   })
 })
 
+describe('snapshots rebuilt out of order (immer)', () => {
+  it('do not run the parser until their arguments are read, and then once per snapshot read', () => {
+    const fold = new MessageFold({ provider: 'p', modelId: 'm', thinkingLevel: 'off' }, 0)
+    fold.push(chunk.start())
+    fold.push(chunk.toolStart('c1', 'write_file'))
+    const updates = ['{"path":', ' "/a', '", "content": "x', 'y"}'].map((f) => fold.push(chunk.args('c1', f)) as MessageUpdate)
+    fold.push(chunk.toolEnd('c1'))
+    // The first, then the newest, then back: the middle ones are produced by immer from the
+    // first snapshot (whose streaming block has a lazy getter) and the chunks after it.
+    const messages = [0, 3, 2, 1].map((i) => updates[i]!.message)
+    expect(messages.map((m) => callOf(m)?.partialJson)).toEqual(['{"path":', '{"path": "/a", "content": "xy"}', '{"path": "/a", "content": "x', '{"path": "/a'])
+    expect(parseCalls).toEqual([])
+    expect(messages.map((m) => callOf(m)?.arguments)).toEqual([{}, { path: '/a', content: 'xy' }, { path: '/a', content: 'x' }, { path: '/a' }])
+    expect(parseCalls).toHaveLength(4)
+  })
+})
+
 describe('final arguments stay strict', () => {
   it('JSON that partial-json accepts but JSON.parse rejects is a parse error at the end', async () => {
     const { model, streamFn } = scriptedModel(script(['{"path": "/a", ', '"content": "x",}']))
