@@ -124,10 +124,11 @@ function buildServer(modules: ServerModules, info: { readonly name: string; read
       ...(tool.label !== undefined && { title: tool.label }),
     })),
   }))
-  server.setRequestHandler('tools/call', (request, ctx) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     const tool = byName.get(request.params.name)
     if (tool === undefined) return errorResult(`Unknown tool '${request.params.name}'. Tools: ${tools.map((x) => x.name).join(', ')}`)
-    const decoded = tool.decodeArguments(request.params.arguments ?? {})
+    // A Standard Schema may validate asynchronously.
+    const decoded = await tool.decodeArguments(request.params.arguments ?? {})
     if (decoded._tag === 'Left') return errorResult(`Invalid arguments for '${tool.name}':\n${decoded.left.join('\n')}`)
     const progressToken = ctx.mcpReq._meta?.progressToken
     let progress = 0

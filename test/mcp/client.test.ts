@@ -53,15 +53,15 @@ describe('mcpTools over stdio', () => {
     expect(Object.isFrozen(echo)).toBe(true)
   })
 
-  it('validates arguments against the schema (Ajv) with paths', () => {
+  it('validates arguments against the schema (Ajv) with paths', async () => {
     const echo = find(mcp.tools, 'kitchen__echo')
-    expect(echo.decodeArguments({ text: 'hi' })).toEqual({ _tag: 'Right', right: { text: 'hi' } })
-    const bad = echo.decodeArguments({ text: 3 })
+    expect(await echo.decodeArguments({ text: 'hi' })).toEqual({ _tag: 'Right', right: { text: 'hi' } })
+    const bad = await echo.decodeArguments({ text: 3 })
     expect(bad._tag).toBe('Left')
     expect(bad._tag === 'Left' && bad.left).toEqual(['arguments/text: must be string'])
-    const missing = echo.decodeArguments({})
+    const missing = await echo.decodeArguments({})
     expect(missing._tag === 'Left' && missing.left.join()).toMatch(/must have required property 'text'/)
-    expect(echo.decodeArguments('nope')._tag).toBe('Left')
+    expect((await echo.decodeArguments('nope'))._tag).toBe('Left')
   })
 
   it('text, image, resources and links, structured content', async () => {
