@@ -299,6 +299,34 @@ describe('defineTool with a plain JSON Schema (Ajv installed)', () => {
     expect(problems[0]).toMatch(/^the tool's JSON Schema does not compile: can't resolve reference #\/\$defs\/missing/)
   })
 
+  it("uncompilableSchema: 'unvalidated' lets arguments through a schema Ajv cannot compile; a schema that compiles is still checked", async () => {
+    const parameters = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { a: { $ref: 'https://schemas.example.com/a.json' } } }
+    const lenient = defineTool({ name: 'lenient', description: '', parameters, uncompilableSchema: 'unvalidated', execute: () => 'x' })
+    expect(rightOf(await decode(lenient, { a: 'anything' }))).toStrictEqual({ a: 'anything' })
+    const strict = defineTool({ name: 'strict', description: '', parameters, uncompilableSchema: 'error', execute: () => 'x' })
+    expect(leftOf(await decode(strict, { a: 1 }))[0]).toMatch(/^the tool's JSON Schema does not compile: can't resolve reference https:\/\/schemas\.example\.com\/a\.json/)
+    const checked = defineTool({ name: 'checked', description: '', parameters: { type: 'object', required: ['a'] }, uncompilableSchema: 'unvalidated', execute: () => 'x' })
+    expect(leftOf(await decode(checked, {}))).toEqual(['at a: is required, got undefined (missing)'])
+  })
+
+  it('uncompilableSchema: an unknown value, or one given with parameters that are not a JSON Schema, is refused', () => {
+    expect(() => defineTool({ name: 'odd', description: '', parameters: { type: 'object' }, uncompilableSchema: 'ignore' as never, execute: () => 'x' })).toThrow(
+      /uncompilableSchema/,
+    )
+    const codec = { name: 'io', description: '', parameters: t.type({ a: t.string }), uncompilableSchema: 'unvalidated', execute: () => 'x' }
+    expect(() => defineTool(codec as never)).toThrow('Tool io: uncompilableSchema applies to JSON Schema parameters only, not to an io-ts codec or a Standard Schema')
+  })
+
+  it('names the values an enum or a const allows', async () => {
+    const tool = defineTool({
+      name: 'pick',
+      description: '',
+      parameters: { type: 'object', properties: { mode: { enum: ['a', 'b', 1] }, kind: { const: 'k' } } },
+      execute: () => 'x',
+    })
+    expect(leftOf(await decode(tool, { mode: 'c', kind: 'j' }))).toEqual(['at mode: must be equal to one of the allowed values: "a", "b", 1', 'at kind: must be equal to constant: "k"'])
+  })
+
   it('rejects a schema that is not of an object, naming the tool', () => {
     expect(() => defineTool({ name: 'list', description: '', parameters: { type: 'array' }, execute: () => 'x' })).toThrow(
       'Tool list: tool parameters must describe an object: the JSON Schema has type "array", not "object"',

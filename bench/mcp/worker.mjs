@@ -27,7 +27,8 @@ const local = defineTool({ name: 'echo', description: 'Echoes its text', paramet
 async function callAll(tool) {
   for (let i = 0; i < calls; i++) {
     const text = `call ${i}`
-    const args = tool.decodeArguments({ text })
+    // A JSON Schema tool (the MCP one) decodes asynchronously until Ajv has loaded: awaited for both.
+    const args = await tool.decodeArguments({ text })
     if (args._tag !== 'Right') throw new Error(`${tool.name}: arguments refused: ${args.left.join('; ')}`)
     const end = await lastValueFrom(runTool(tool, args.right, { toolCallId: `c${i}`, scheduler: asyncScheduler }))
     const got = end.output.content[0]

@@ -11,12 +11,12 @@ import { BehaviorSubject, Observable, skip, type Subscription } from 'rxjs'
 import { decodeInput } from '../types/input.js'
 import type { JsonObject } from '../types/codec.js'
 import type { AgentTool, ToolExecuteContext, ToolOutput } from '../types/tool.js'
+import { defineTool } from '../tools/define-tool.js'
 import { McpClientOptions } from './config.js'
 import { connectServer, type McpToolInfo, type ServerConnection } from './connection.js'
-import { jsonSchemaArguments } from './json-schema-arguments.js'
 import { toolNameFor, uniqueNames } from './names.js'
 import { errorTextOf, progressOutput, toolOutputOf } from './result-content.js'
-import { loadAjv, loadClient, type AjvLike } from './sdk.js'
+import { loadClient } from './sdk.js'
 
 /** Connected MCP servers and their tools. */
 export interface McpConnection {
@@ -39,7 +39,7 @@ const ENTRY = 'connectMcp'
  */
 export async function connectMcp(options: McpClientOptions): Promise<McpConnection> {
   decodeInput(McpClientOptions, options, ENTRY, 'options')
-  const [modules, ajv] = await Promise.all([loadClient(ENTRY), loadAjv()])
+  const modules = await loadClient(ENTRY)
   const clientInfo = options.clientInfo ?? { name: 'rxagent', version: '0' }
   const entries = Object.entries(options.servers)
   const settled = await Promise.allSettled(entries.map(([name, config]) => connectServer(name, config, modules, clientInfo)))
@@ -49,17 +49,14 @@ export async function connectMcp(options: McpClientOptions): Promise<McpConnecti
     await Promise.all(servers.map((s) => s.close().catch(() => undefined)))
     throw failed.reason
   }
-  return new Connection(servers, ajv)
+  return new Connection(servers)
 }
 
 class Connection implements McpConnection {
   private readonly list: BehaviorSubject<readonly AgentTool[]>
   private closing: Promise<void> | undefined
 
-  constructor(
-    private readonly servers: readonly ServerConnection[],
-    private readonly ajv: AjvLike | undefined,
-  ) {
+  constructor(private readonly servers: readonly ServerConnection[]) {
     this.list = new BehaviorSubject(this.build())
     for (const server of servers) server.onToolsChanged(() => this.list.next(this.build()))
   }
@@ -81,20 +78,27 @@ class Connection implements McpConnection {
   private build(): readonly AgentTool[] {
     const pairs = this.servers.flatMap((server) => server.tools.map((info) => ({ server, info })))
     const names = uniqueNames(pairs.map(({ server, info }) => toolNameFor(server.name, info.name, server.config.prefix ?? true)))
-    return pairs.map(({ server, info }, i) => mcpAgentTool(server, info, names[i]!, this.ajv))
+    return pairs.map(({ server, info }, i) => mcpAgentTool(server, info, names[i]!))
   }
 }
 
-/** One MCP tool as an `AgentTool` named `name`. */
-function mcpAgentTool(server: ServerConnection, info: McpToolInfo, name: string, ajv: AjvLike | undefined): AgentTool<JsonObject> {
-  const { $schema: _dialect, ...schema } = info.inputSchema
+/**
+ * One MCP tool as an `AgentTool` named `name`: a JSON Schema tool of
+ * `defineTool` (`$schema` kept: it picks Ajv's dialect, and is left out of
+ * what providers are told). A schema Ajv cannot compile leaves arguments
+ * unvalidated rather than making the tool unusable: the schema is the
+ * server's, not the app's to fix, and the server validates arguments anyway
+ * (its error becomes the result).
+ */
+function mcpAgentTool(server: ServerConnection, info: McpToolInfo, name: string): AgentTool<JsonObject> {
   const { timeoutMs, needsApproval } = server.config
-  return Object.freeze({
+  return defineTool<JsonObject>({
     name,
     description: info.description ?? info.title ?? `${info.name} (from the MCP server ${server.name})`,
-    schema: { type: 'object', ...schema },
-    decodeArguments: jsonSchemaArguments(info.inputSchema, ajv),
-    execute: (args: JsonObject, context: ToolExecuteContext) => callOnServer(server, info.name, args, context),
+    // The SDK has checked `type: "object"` already; this is only a default.
+    parameters: { type: 'object', ...info.inputSchema },
+    uncompilableSchema: 'unvalidated',
+    execute: (args, context) => callOnServer(server, info.name, args, context),
     label: info.title ?? info.name,
     ...(timeoutMs !== undefined && { timeoutMs }),
     ...(needsApproval !== undefined && { needsApproval }),

@@ -1,6 +1,6 @@
 /**
- * The MCP SDK and Ajv, loaded on first use with `import()`: both are
- * optional peers, and nothing outside `rxagent/mcp` may reach them.
+ * The MCP SDK, loaded on first use with `import()`: it is an optional peer,
+ * and nothing outside `rxagent/mcp` may reach it.
  */
 import type * as ClientSdk from '@modelcontextprotocol/client'
 import type * as ClientStdio from '@modelcontextprotocol/client/stdio'
@@ -45,35 +45,4 @@ export function loadServer(entry: string): Promise<ServerModules> {
     server = undefined
     throw missing('@modelcontextprotocol/server', entry, error)
   })
-}
-
-/** What validating arguments needs from Ajv: compile a schema to a validator. */
-export interface AjvLike {
-  compile(schema: object): AjvValidate
-}
-/** A compiled Ajv validator: `errors` is set after a failed call. */
-export interface AjvValidate {
-  (data: unknown): boolean
-  errors?: readonly { readonly instancePath: string; readonly message?: string; readonly params?: unknown }[] | null
-}
-
-let ajv: Promise<AjvLike | undefined> | undefined
-
-/**
- * An Ajv instance for JSON Schema 2020-12 (what MCP servers send), or
- * `undefined` when Ajv is not installed: arguments then go to the server
- * unvalidated, and the server's own validation error is the result.
- */
-export function loadAjv(): Promise<AjvLike | undefined> {
-  ajv ??= import('ajv/dist/2020.js').then(
-    (module) => {
-      // The CommonJS default export arrives as `default` (and, under some loaders, `default.default`).
-      const m = module as unknown as { default: unknown }
-      const inner = m.default as { default?: unknown }
-      const Ajv2020 = (typeof inner === 'function' ? inner : inner.default) as new (options: object) => AjvLike
-      return new Ajv2020({ strict: false, allErrors: true, validateFormats: false })
-    },
-    () => undefined,
-  )
-  return ajv
 }

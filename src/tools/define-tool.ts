@@ -23,7 +23,7 @@ import {
   type ToolReturn,
 } from '../types/tool.js'
 import { toJsonSchema } from './json-schema.js'
-import { jsonSchemaDecoder } from './json-schema-validator.js'
+import { jsonSchemaDecoder, type UncompilableSchema } from './json-schema-validator.js'
 import { hasStandardProps, objectSchema, standardDecoder, standardParts, type StandardSchemaV1, type StandardToolSchema } from './standard-schema.js'
 import { exactDeep } from './strict.js'
 
@@ -70,6 +70,13 @@ export interface JsonSchemaToolDefinition<Args> extends ToolDefinitionBase {
   parameters: JsonSchemaParameters
   /** Runs with the arguments as the model wrote them, once Ajv (when installed) has accepted them. */
   execute: (args: Args, context: ToolExecuteContext) => ToolReturn
+  /**
+   * What a schema Ajv cannot compile does. `'error'` (the default): each call
+   * is an error result naming the problem, since running on unchecked
+   * arguments would hide it. `'unvalidated'`: arguments pass as they are, as
+   * without Ajv; for a schema someone else validates anyway (an MCP server's).
+   */
+  uncompilableSchema?: 'error' | 'unvalidated'
 }
 
 /** Tool parameters, recognized by shape: an io-ts codec, an object with `~standard` (a Standard Schema), or a plain object (JSON Schema). */
@@ -93,7 +100,7 @@ function isPlainObject(u: unknown): boolean {
 const Definition = struct(
   'ToolDefinition',
   { name: ToolName, description: t.string, parameters: ParametersValue, execute: FunctionValue },
-  { timeoutMs: NonNegativeNumber, needsApproval: t.boolean, label: t.string },
+  { timeoutMs: NonNegativeNumber, needsApproval: t.boolean, label: t.string, uncompilableSchema: t.keyof({ error: null, unvalidated: null }) },
 )
 
 type Decode<A> = (raw: unknown) => ToolDecodeResult<A> | PromiseLike<ToolDecodeResult<A>>
@@ -110,15 +117,21 @@ export function codecDecoder<C extends t.Mixed>(codec: C): (raw: unknown) => Eit
   }
 }
 
-/** The JSON Schema and the decoder of any kind of parameters; the kind is decided here, once. */
-function partsOf(parameters: unknown): { readonly schema: JsonObject; readonly decode: Decode<unknown> } {
+/**
+ * The JSON Schema and the decoder of any kind of parameters; the kind is decided here, once.
+ *
+ * @throws TypeError when `uncompilable` is given for parameters that are not a JSON Schema.
+ */
+function partsOf(parameters: unknown, uncompilable: UncompilableSchema | undefined): { readonly schema: JsonObject; readonly decode: Decode<unknown> } {
+  const json = !isCodec(parameters) && !hasStandardProps(parameters)
+  if (!json && uncompilable !== undefined) throw new TypeError('uncompilableSchema applies to JSON Schema parameters only, not to an io-ts codec or a Standard Schema')
   if (isCodec(parameters)) return { schema: toJsonSchema(parameters), decode: codecDecoder(parameters) }
   if (hasStandardProps(parameters)) {
     const { jsonSchema, validate } = standardParts(parameters as StandardToolSchema)
     return { schema: jsonSchema, decode: standardDecoder(validate) }
   }
   // Ajv is given the schema as written ($schema included: it names the dialect).
-  return { schema: objectSchema(parameters, 'the JSON Schema'), decode: jsonSchemaDecoder(parameters as JsonObject) }
+  return { schema: objectSchema(parameters, 'the JSON Schema'), decode: jsonSchemaDecoder(parameters as JsonObject, uncompilable) }
 }
 
 /**
@@ -126,15 +139,19 @@ function partsOf(parameters: unknown): { readonly schema: JsonObject; readonly d
  * arguments decode synchronously and exactly (unknown keys stripped at every
  * level); with a Standard Schema `execute` gets what the schema's `validate`
  * returns (possibly asynchronously); with a JSON Schema, the arguments Ajv
- * accepted (or, without Ajv installed, the arguments as they are).
+ * accepted (or, without Ajv installed, the arguments as they are; a schema
+ * Ajv cannot compile fails each call, unless `uncompilableSchema` says
+ * `'unvalidated'`).
  *
  * @throws InvalidInputError (a `TypeError`) naming the field, when the
  * definition is not one (no name, an `execute` that is not a function,
- * parameters of no known kind…) or the name breaks providers' rule;
+ * parameters of no known kind, an `uncompilableSchema` that is neither
+ * `'error'` nor `'unvalidated'`…) or the name breaks providers' rule;
  * TypeError naming the tool when the parameters have no JSON Schema of an
  * object (an io-ts codec with no equivalent, a Standard Schema without the
  * Standard JSON Schema interface, a JSON Schema whose `type` is not
- * `"object"`).
+ * `"object"`), or an `uncompilableSchema` given with parameters that are not
+ * a JSON Schema.
  */
 export function defineTool<C extends t.Mixed>(def: ToolDefinition<C>): SyncDecodingTool<t.TypeOf<C>>
 export function defineTool<S extends StandardToolSchema>(def: StandardToolDefinition<S>): AgentTool<StandardSchemaV1.InferOutput<S>>
@@ -145,7 +162,7 @@ export function defineTool(
   decodeInput(Definition, def, 'defineTool', 'tool definition')
   let parts
   try {
-    parts = partsOf(def.parameters)
+    parts = partsOf(def.parameters, 'uncompilableSchema' in def ? def.uncompilableSchema : undefined)
   } catch (error) {
     // Re-thrown here so the message says which tool, since the converters only know the parameters.
     if (error instanceof TypeError) throw new TypeError(`Tool ${def.name}: ${error.message}`, { cause: error })

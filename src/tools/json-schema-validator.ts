@@ -85,10 +85,17 @@ function messages(raw: unknown, errors: readonly AjvError[]): string[] {
     const keys = pointerKeys(error.instancePath)
     const missing = error.keyword === 'required' ? error.params['missingProperty'] : undefined
     if (typeof missing === 'string') return `at ${formatPath(raw, [...keys, missing])}: is required, got undefined (missing)`
-    const extra = error.keyword === 'additionalProperties' ? error.params['additionalProperty'] : undefined
-    const detail = typeof extra === 'string' ? ` (${JSON.stringify(extra)})` : ''
-    return `at ${formatPath(raw, keys)}: ${error.message ?? `fails '${error.keyword}'`}${detail}`
+    return `at ${formatPath(raw, keys)}: ${error.message ?? `fails '${error.keyword}'`}${detailOf(error)}`
   })
+}
+
+/** What Ajv's message leaves out: the extra property's name, the values allowed. */
+function detailOf(error: AjvError): string {
+  const { additionalProperty, allowedValues, allowedValue } = error.params
+  if (error.keyword === 'additionalProperties' && typeof additionalProperty === 'string') return ` (${JSON.stringify(additionalProperty)})`
+  if (error.keyword === 'enum' && Array.isArray(allowedValues)) return `: ${allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
+  if (error.keyword === 'const') return `: ${JSON.stringify(allowedValue)}`
+  return ''
 }
 
 /** How a tool's schema stands with its validator. */
@@ -99,14 +106,26 @@ type State =
   | { readonly kind: 'broken'; readonly problem: string }
 
 /**
+ * What a schema Ajv cannot compile does: `'error'` makes each call an error
+ * naming the problem; `'unvalidated'` lets arguments pass as they are, as
+ * without Ajv (for a schema that its owner validates anyway, as an MCP
+ * server does).
+ */
+export type UncompilableSchema = 'error' | 'unvalidated'
+
+/**
  * A tool's `decodeArguments` for a JSON Schema: Ajv's verdict, with every
  * problem on its own line. Synchronous once Ajv is loaded (it starts loading
  * here, at definition time); a Promise for a call that comes before. Without
  * Ajv the arguments pass as they are. A schema Ajv cannot compile makes each
- * call an error naming the problem: the schema is the app's mistake, and
- * running the tool on unchecked arguments would hide it.
+ * call an error naming the problem (by default: the schema is the app's
+ * mistake, and running the tool on unchecked arguments would hide it), or,
+ * with `uncompilable: 'unvalidated'`, lets them pass as without Ajv.
  */
-export function jsonSchemaDecoder<A>(schema: JsonObject): (raw: unknown) => Either<readonly string[], A> | Promise<Either<readonly string[], A>> {
+export function jsonSchemaDecoder<A>(
+  schema: JsonObject,
+  uncompilable: UncompilableSchema = 'error',
+): (raw: unknown) => Either<readonly string[], A> | Promise<Either<readonly string[], A>> {
   const dialect = dialectOf(schema)
   // Ajv looks `$schema` up among the meta-schemas it knows: the dialect is chosen here instead.
   const { $schema: _, ...compilable } = schema
@@ -116,6 +135,7 @@ export function jsonSchemaDecoder<A>(schema: JsonObject): (raw: unknown) => Eith
     try {
       state = { kind: 'ready', validate: ajv.compile(compilable) }
     } catch (error) {
+      if (uncompilable === 'unvalidated') return void (state = { kind: 'unvalidated' })
       state = { kind: 'broken', problem: `the tool's JSON Schema does not compile: ${error instanceof Error ? error.message : String(error)}` }
     }
   }

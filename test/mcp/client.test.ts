@@ -58,10 +58,51 @@ describe('mcpTools over stdio', () => {
     expect(await echo.decodeArguments({ text: 'hi' })).toEqual({ _tag: 'Right', right: { text: 'hi' } })
     const bad = await echo.decodeArguments({ text: 3 })
     expect(bad._tag).toBe('Left')
-    expect(bad._tag === 'Left' && bad.left).toEqual(['arguments/text: must be string'])
+    expect(bad._tag === 'Left' && bad.left).toEqual(['at text: must be string'])
     const missing = await echo.decodeArguments({})
-    expect(missing._tag === 'Left' && missing.left.join()).toMatch(/must have required property 'text'/)
-    expect((await echo.decodeArguments('nope'))._tag).toBe('Left')
+    expect(missing._tag === 'Left' && missing.left).toEqual(['at text: is required, got undefined (missing)'])
+    expect(await echo.decodeArguments('nope')).toEqual({ _tag: 'Left', left: ['at (root): must be object'] })
+  })
+
+  it('a zod 4 schema (draft 2020-12, strict nested objects, an enum): told without $schema, every problem with its path', async () => {
+    const plot = find(mcp.tools, 'kitchen__plot')
+    const point = { type: 'object', properties: { x: { type: 'number' }, y: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 } } }
+    expect(plot.schema).toEqual({
+      type: 'object',
+      properties: { point: { ...point, required: ['x', 'y'], additionalProperties: false }, mode: { type: 'string', enum: ['dot', 'cross'] }, tags: { type: 'array', items: { type: 'string' } } },
+      required: ['point', 'mode'],
+      additionalProperties: false,
+    })
+    const good = { point: { x: 1.5, y: 2 }, mode: 'dot', tags: ['a'] }
+    expect(await plot.decodeArguments(good)).toEqual({ _tag: 'Right', right: good })
+    const bad = await plot.decodeArguments({ point: { x: 'a', y: 1.5, z: 0 }, mode: 'line', tags: [1], extra: true })
+    expect(bad._tag === 'Left' && [...bad.left].sort()).toEqual([
+      'at (root): must NOT have additional properties ("extra")',
+      'at mode: must be equal to one of the allowed values: "dot", "cross"',
+      'at point.x: must be number',
+      'at point.y: must be integer',
+      'at point: must NOT have additional properties ("z")',
+      'at tags[0]: must be string',
+    ])
+    expect(end(await run(plot, good)).output.content).toEqual([{ type: 'text', text: 'dot at 1.5,2' }])
+  })
+
+  it('arguments the schema refuses go back to the model and never reach the server', async () => {
+    const { model, streamFn } = scriptedModel([
+      reply.toolCalls([
+        { id: 'c1', name: 'kitchen__plot', args: { point: { x: 1 }, mode: 'dot' } },
+        { id: 'c2', name: 'kitchen__plot', args: { point: { x: 1, y: 2 }, mode: 'cross' } },
+      ]),
+      reply.text('done'),
+    ])
+    const events: AgentEvent[] = await lastValueFrom(agentLoop(userMessage('go'), { systemPrompt: '', messages: [], tools: mcp.tools }, { model, streamFn }).pipe(toArray()))
+    const ends = events.flatMap((e) => (e.type === 'toolExecutionEnd' ? [[e.toolCallId, e.result.content, e.isError]] : []))
+    expect(ends).toEqual(
+      expect.arrayContaining([
+        ['c1', [{ type: 'text', text: "Invalid arguments for tool 'kitchen__plot':\n  - at point.y: is required, got undefined (missing)" }], true],
+        ['c2', [{ type: 'text', text: 'cross at 1,2' }], false],
+      ]),
+    )
   })
 
   it('text, image, resources and links, structured content', async () => {
@@ -137,6 +178,24 @@ describe('progress that arrives with the result', () => {
           ['end', [{ type: 'text', text: 'done' }]],
         ])
       }
+    } finally {
+      await mcp.close()
+    }
+  }, 30_000)
+})
+
+describe('a server schema Ajv cannot compile (a remote $ref)', () => {
+  it('is told as it is; arguments go to the server unvalidated, and its own validation is the result', async () => {
+    const raw = fileURLToPath(new URL('./servers/raw.mjs', import.meta.url))
+    const mcp = await connectMcp({ servers: { raw: { command: process.execPath, args: [raw], stderr: 'ignore' } } })
+    try {
+      const remote = find(mcp.tools, 'raw__remote')
+      expect(remote.schema).toEqual({ type: 'object', properties: { point: { $ref: 'https://schemas.example.com/point.json' } }, required: ['point'] })
+      // The core's default for such a schema is an error on every call: MCP tools opt out (uncompilableSchema: 'unvalidated').
+      expect(await remote.decodeArguments({ point: 'x' })).toEqual({ _tag: 'Right', right: { point: 'x' } })
+      const refused = end(await run(remote, { point: 'x' }))
+      expect(refused).toMatchObject({ isError: true, output: { content: [{ type: 'text', text: "Tool 'raw__remote' failed: point must have numbers x and y" }] } })
+      expect(end(await run(remote, { point: { x: 1, y: 2 } })).output.content).toEqual([{ type: 'text', text: 'at 1,2' }])
     } finally {
       await mcp.close()
     }

@@ -1,9 +1,7 @@
-/** The pure parts of rxagent/mcp: names, result mapping, argument validation. */
+/** The pure parts of rxagent/mcp: names, result mapping, secrets. (Arguments: client.test.ts, against real servers.) */
 import { describe, expect, it } from 'vitest'
 import { fitName, sanitizeName, toolNameFor, uniqueNames } from '../../src/mcp/names.js'
 import { errorTextOf, progressOutput, toolOutputOf } from '../../src/mcp/result-content.js'
-import { jsonSchemaArguments } from '../../src/mcp/json-schema-arguments.js'
-import { loadAjv } from '../../src/mcp/sdk.js'
 import { secretsOfConfig } from '../../src/mcp/connection.js'
 
 describe('tool names', () => {
@@ -51,29 +49,6 @@ describe('results', () => {
     expect(errorTextOf({ isError: true, content: [] })).toBe('the tool reported an error and no message')
     expect(errorTextOf({ isError: true, content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toBe('a\nb')
     expect(progressOutput({ progress: 2, total: 5 }, 's', 't')).toEqual({ content: [{ type: 'text', text: '2/5' }], details: { server: 's', tool: 't', progress: 2, total: 5 } })
-  })
-})
-
-describe('arguments', () => {
-  const schema = { type: 'object', properties: { n: { type: 'integer' }, mode: { enum: ['a', 'b'] } }, required: ['n'], additionalProperties: false }
-
-  it('with Ajv: every problem, with its path', async () => {
-    const decode = jsonSchemaArguments({ $schema: 'http://json-schema.org/draft-07/schema#', ...schema }, await loadAjv())
-    expect(decode({ n: 1, mode: 'a' })).toEqual({ _tag: 'Right', right: { n: 1, mode: 'a' } })
-    const bad = decode({ n: 1.5, mode: 'c', extra: true })
-    expect(bad._tag === 'Left' && [...bad.left].sort()).toEqual([
-      'arguments/mode: must be equal to one of the allowed values: "a", "b"',
-      'arguments/n: must be integer',
-      'arguments: must NOT have additional properties ("extra")',
-    ])
-    expect(decode([1])).toEqual({ _tag: 'Left', left: ['arguments: expected an object, got an array of 1'] })
-  })
-
-  it('without Ajv (or a schema it cannot compile): any object passes, the server validates', () => {
-    expect(jsonSchemaArguments(schema, undefined)({ n: 'x' })._tag).toBe('Right')
-    const broken = jsonSchemaArguments({ type: 'object', properties: { n: { $ref: '#/nowhere' } } }, { compile: () => { throw new Error('cannot') } })
-    expect(broken({ n: 'x' })._tag).toBe('Right')
-    expect(broken(null)._tag).toBe('Left')
   })
 })
 

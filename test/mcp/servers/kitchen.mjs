@@ -29,6 +29,14 @@ function build() {
     { description: 'Structured output', outputSchema: z.object({ sum: z.number() }), inputSchema: z.object({ a: z.number(), b: z.number() }) },
     async ({ a, b }) => ({ content: [], structuredContent: { sum: a + b } }),
   )
+  server.registerTool(
+    'plot',
+    {
+      description: 'Nested strict objects, an enum, an optional array',
+      inputSchema: z.strictObject({ point: z.strictObject({ x: z.number(), y: z.int() }), mode: z.enum(['dot', 'cross']), tags: z.array(z.string()).optional() }),
+    },
+    async ({ point, mode }) => ({ content: [{ type: 'text', text: `${mode} at ${point.x},${point.y}` }] }),
+  )
   server.registerTool('fail', { description: 'Always an error result' }, async () => ({
     isError: true,
     content: [{ type: 'text', text: 'the disk is on fire' }],
