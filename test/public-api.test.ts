@@ -41,7 +41,7 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'ToolMetrics', 'ToolOutput', 'ToolResultMessage', 'ToolSchema', 'ToolUseArgsDeltaChunk', 'ToolUseEndChunk',
       'ToolUseStartChunk', 'TurnEndEvent', 'TurnMetrics', 'TurnMetricsEvent', 'TurnProtocolError', 'TurnStartEvent',
       'Usage', 'UsageChunk', 'UserContent', 'UserMessage', 'Verdict', 'addCost', 'addUsage', 'agentLoop',
-      'agentLoopContinue', 'agentMessageCodec', 'agentResult', 'assistantMessage', 'budgetPolicy', 'cacheHitRate',
+      'agentLoopContinue', 'agentLoopResume', 'agentMessageCodec', 'agentResult', 'assistantMessage', 'budgetPolicy', 'cacheHitRate',
       'compactionOf', 'composeTurn', 'costOf', 'decode', 'decodeAgentLog', 'decodeCheckpoint', 'decodeOrThrow', 'defaultTurn',
       'defineCustomMessage', 'defineTool', 'describeRepair', 'emptyCost', 'emptyUsage', 'estimateContextTokens',
       'estimateTokens', 'extractText', 'fromAsyncIterable', 'imageBase64', 'imageUrl', 'isLlmMessage', 'isTransientKind', 'isTurnState',
