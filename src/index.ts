@@ -186,7 +186,28 @@ export {
   DEFAULT_PLAN_MODE_ADDENDUM,
   Agent,
   type RestoreOptions,
+  AgentSession,
+  SessionClosedError,
+  SessionWriteError,
+  DEFAULT_LEASE_TTL_MS,
+  type AgentOpenOptions,
+  type SessionLeaseOptions,
 } from './agent/agent.js'
+export {
+  SessionConflictError,
+  SessionLeaseError,
+  SessionRecord,
+  SessionRecordBody,
+  StreamRecord,
+  TimedRecord,
+  type LeaseOutcome,
+  type SessionAppend,
+  type SessionAppended,
+  type SessionInfo,
+  type SessionLease,
+  type SessionListOptions,
+  type SessionStore,
+} from './agent/session-store.js'
 export {
   ToolMetrics,
   TurnMetrics,
