@@ -8,8 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { ToolResultMessage } from '../../src/types/message.js'
 import { validTranscript } from '../../src/types/settle.js'
 import { reply } from '../../marbles/index.js'
-import { FakeSessionStore } from './fake-store.js'
-import { closeAll, crashCopy, handModel, logOf, openAgent, runs, until } from './session-kit.js'
+import { closeAll, crashCopy, memoryStore, handModel, logOf, openAgent, runs, until } from './session-kit.js'
 
 afterEach(closeAll)
 
@@ -20,7 +19,7 @@ const twoCalls = reply.toolCalls([
 
 describe('approvals from anywhere', () => {
   it('close() detaches a run waiting for approval; another opener resolves it and the run completes there', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const a = await openAgent(store, 'ap1', handModel([twoCalls]), { approveTool: 'resolveApproval' })
     const run = a.prompt('clean up')
     await until(() => a.state.pendingApprovals.length === 1, 'the approval request')
@@ -52,7 +51,7 @@ describe('approvals from anywhere', () => {
   })
 
   it('after a crash while waiting: a rejection resumes the run with the rejection as the result; other calls needing approval are asked again', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const calls = reply.toolCalls([
       { id: 'ap-rm2', name: 'rm', args: { path: '/a' } },
       { id: 'ap-rm3', name: 'rm', args: { path: '/b' } },
@@ -77,7 +76,7 @@ describe('approvals from anywhere', () => {
   })
 
   it('abort() gives a suspended run up: its calls get error results, the agent takes prompts again', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const a = await openAgent(store, 'ap3', handModel([twoCalls]), { approveTool: 'resolveApproval' })
     void a.prompt('go')
     await until(() => a.state.pendingApprovals.length === 1, 'the approval request')
@@ -91,7 +90,7 @@ describe('approvals from anywhere', () => {
   })
 
   it('refuses a decision that does not decode for a suspended run', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const a = await openAgent(store, 'ap4', handModel([twoCalls]), { approveTool: 'resolveApproval' })
     void a.prompt('go')
     await until(() => a.state.pendingApprovals.length === 1, 'the approval request')

@@ -10,14 +10,13 @@ import { validTranscript } from '../../src/types/settle.js'
 import type { ToolResultMessage } from '../../src/types/message.js'
 import { modelSpec } from '../../src/types/model.js'
 import { chunk, reply } from '../../marbles/index.js'
-import { FakeSessionStore } from './fake-store.js'
-import { closeAll, crashCopy, handModel, logOf, openAgent, runs, until } from './session-kit.js'
+import { closeAll, crashCopy, memoryStore, handModel, logOf, openAgent, runs, until } from './session-kit.js'
 
 afterEach(closeAll)
 
 describe('crash settlement on open', () => {
   it('mid-stream: the partial answer is kept as aborted, its cut-off tool call answered; continue goes on; committed tools do not run again', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const model = handModel([reply.toolCalls([{ id: 'st-c1', name: 'echo', args: { text: 'one' } }]), 'manual'])
     const first = await openAgent(store, 'st1', model)
     void first.prompt('go')
@@ -48,7 +47,7 @@ describe('crash settlement on open', () => {
   })
 
   it('mid-tool: the running call gets an error result saying the process stopped; it is not run again', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const model = handModel([reply.toolCalls([{ id: 'st-h1', name: 'hang', args: {} }, { id: 'st-e1', name: 'echo', args: { text: 'x' } }])])
     const first = await openAgent(store, 'st2', model)
     void first.prompt('go')
@@ -68,7 +67,7 @@ describe('crash settlement on open', () => {
   })
 
   it('a finished run or an idle agent needs no settling', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const first = await openAgent(store, 'st3', handModel([reply.text('hi')]))
     await first.prompt('go')
     await first.session!.flush()

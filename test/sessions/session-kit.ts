@@ -8,7 +8,8 @@ import { defineTool } from '../../src/tools/define-tool.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import type { StreamFn } from '../../src/types/request.js'
 import { modelSpec } from '../../src/types/model.js'
-import { FakeSessionStore } from './fake-store.js'
+import { asyncScheduler, type SchedulerLike } from 'rxjs'
+import { memorySessionStore, type MemorySessionStore } from '../../src/sessions/memory-store.js'
 
 /** How many times each tool ran, by tool call id. */
 export const runs = new Map<string, number>()
@@ -41,12 +42,36 @@ export function handModel(script: readonly (readonly ProviderChunk[] | 'manual' 
   return { streamFn, model: modelSpec('hand', 'hand-1'), live, calls: () => calls }
 }
 
+/** A memory store whose lease clock is `clock()` (default: the system clock). */
+export function memoryStore(clock?: () => number): MemorySessionStore {
+  if (clock === undefined) return memorySessionStore()
+  // The system scheduler, whose clock is `clock`.
+  const scheduler = Object.create(asyncScheduler, { now: { value: clock } }) as SchedulerLike
+  return memorySessionStore({ scheduler })
+}
+
 /** What a process left when it stopped: a copy of the store's records (the process itself goes on with the original, unseen). */
-export async function crashCopy(store: FakeSessionStore, sessionId: string): Promise<FakeSessionStore> {
-  const copy = new FakeSessionStore(store.now)
-  const session = store.sessions.get(sessionId)!
-  copy.sessions.set(sessionId, JSON.parse(JSON.stringify(session)) as typeof session)
+export async function crashCopy(store: SessionStore, sessionId: string, clock?: () => number): Promise<MemorySessionStore> {
+  const copy = memoryStore(clock)
+  const records = await store.read(sessionId)
+  await copy.append(sessionId, { expectedSeq: 0, records: records.map((r) => ({ at: r.at, body: r.body })) })
   return copy
+}
+
+/** `store`, with some of its methods replaced. */
+export function wrapStore(store: SessionStore, over: Partial<Omit<SessionStore, 'kind'>>): SessionStore {
+  return {
+    kind: store.kind,
+    append: over.append ?? ((id, a) => store.append(id, a)),
+    read: over.read ?? ((id, o) => store.read(id, o)),
+    events$: (id, o) => store.events$(id, o),
+    info: (id) => store.info(id),
+    list: (o) => store.list(o),
+    delete: (id) => store.delete(id),
+    acquireLease: over.acquireLease ?? ((id, h, ttl) => store.acquireLease(id, h, ttl)),
+    releaseLease: over.releaseLease ?? ((id, h) => store.releaseLease(id, h)),
+    close: () => store.close(),
+  }
 }
 
 const opened: Agent[] = []
