@@ -1,7 +1,8 @@
 /** What the durable-Agent tests share: tools that count their runs, a model the test streams by hand, a crash as a copy of the store. */
 import * as t from 'io-ts'
 import { NEVER, Subject, concat, type Observable } from 'rxjs'
-import { Agent, type AgentOpenOptions } from '../../src/agent/agent.js'
+import { Agent } from '../../src/agent/agent.js'
+import type { AgentOpenOptions } from '../../src/agent/session-open.js'
 import type { AgentLogEntry } from '../../src/agent/agent-log.js'
 import type { SessionStore } from '../../src/agent/session-store.js'
 import { defineTool } from '../../src/tools/define-tool.js'
