@@ -10,13 +10,16 @@ import type { AgentLogEntry } from '../../src/agent/agent-log.js'
 import type { SessionStore, StreamRecord } from '../../src/agent/session-store.js'
 import { defineTool } from '../../src/tools/define-tool.js'
 import { modelSpec } from '../../src/types/model.js'
-import { reply, scriptedModel } from '../../marbles/index.js'
-import { memoryStore, wrapStore } from './session-kit.js'
+import { chunk, reply, scriptedModel } from '../../marbles/index.js'
+import { VirtualTimeScheduler } from 'rxjs'
+import { STREAM_LINGER_MS } from '../../src/agent/session-writer.js'
+import { closeAll, handModel, memoryStore, openAgent, until, wrapStore } from './session-kit.js'
 
 const echo = defineTool({ name: 'echo', description: 'Echoes.', parameters: t.type({ text: t.string }), execute: ({ text }) => `echo ${text}` })
 const opened: Agent[] = []
 afterEach(async () => {
   await Promise.allSettled(opened.splice(0).map((a) => a.session?.close()))
+  await closeAll()
 })
 
 async function open(store: SessionStore, sessionId: string, script: Parameters<typeof scriptedModel>[0] = [], extra: Partial<Parameters<typeof Agent.open>[0]> = {}): Promise<Agent> {
@@ -118,6 +121,44 @@ describe('Agent.open', () => {
     expect(seen.at(-1)).toBe(agent.log.length)
     // Compacted: the message's end deleted its stream records.
     expect((await bodies(store, 's5')).filter((b) => b.type === 'stream')).toEqual([])
+  })
+
+  it('a slow stream lingers: its deltas wait on the scheduler and go as one stream record, unless an entry or flush sends them first', async () => {
+    const store = memoryStore()
+    const sent: string[][] = []
+    const watching = wrapStore(store, {
+      append: (id, a) => {
+        sent.push(a.records.map((r) => r.body.type))
+        return store.append(id, a)
+      },
+    })
+    const scheduler = new VirtualTimeScheduler()
+    const model = handModel(['manual'])
+    const agent = await openAgent(watching, 's7', model, { scheduler })
+    void agent.prompt('go')
+    await until(() => model.live.length === 1, 'the model call')
+    await agent.session!.flush()
+    sent.length = 0
+    model.live[0]!.next(chunk.start())
+    for (let i = 0; i < 100; i++) {
+      model.live[0]!.next(chunk.text(`${i} `))
+      // A macrotask between deltas: every append has long completed.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(sent).toEqual([])
+    scheduler.maxFrames = scheduler.now() + STREAM_LINGER_MS
+    scheduler.flush()
+    await until(() => sent.length === 1, 'the linger')
+    expect(sent).toEqual([['stream']])
+    const [record] = (await store.read('s7')).filter((r) => r.body.type === 'stream')
+    expect(record?.body).toMatchObject({ chunks: [{ type: 'messageStart' }, { type: 'textDelta', text: Array.from({ length: 100 }, (_, i) => `${i} `).join('') }] })
+    model.live[0]!.next(chunk.text('more'))
+    await agent.session!.flush()
+    expect(sent).toEqual([['stream'], ['stream']])
+    agent.steer('now')
+    model.live[0]!.next(chunk.text('after'))
+    await agent.session!.flush()
+    expect(sent.at(-1)).toEqual(['enqueue', 'stream'])
   })
 
   it('flush resolves at once when everything is committed, and after the batches in flight otherwise', async () => {
