@@ -3,7 +3,7 @@
  * group-commit writer (deltas merged, durableSeq monotone, flush), options
  * the log decides, bad records named by position.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import * as t from 'io-ts'
 import { Agent } from '../../src/agent/agent.js'
 import type { AgentLogEntry } from '../../src/agent/agent-log.js'
@@ -13,7 +13,7 @@ import { modelSpec } from '../../src/types/model.js'
 import { chunk, reply, scriptedModel } from '../../marbles/index.js'
 import { VirtualTimeScheduler } from 'rxjs'
 import { STREAM_LINGER_MS } from '../../src/agent/session-writer.js'
-import { closeAll, handModel, memoryStore, openAgent, until, wrapStore } from './session-kit.js'
+import { closeAll, closeStores, handModel, openAgent, storeKinds, until, wrapStore } from './session-kit.js'
 
 const echo = defineTool({ name: 'echo', description: 'Echoes.', parameters: t.type({ text: t.string }), execute: ({ text }) => `echo ${text}` })
 const opened: Agent[] = []
@@ -21,6 +21,7 @@ afterEach(async () => {
   await Promise.allSettled(opened.splice(0).map((a) => a.session?.close()))
   await closeAll()
 })
+afterAll(closeStores)
 
 async function open(store: SessionStore, sessionId: string, script: Parameters<typeof scriptedModel>[0] = [], extra: Partial<Parameters<typeof Agent.open>[0]> = {}): Promise<Agent> {
   const model = scriptedModel(script)
@@ -32,9 +33,9 @@ async function open(store: SessionStore, sessionId: string, script: Parameters<t
 const bodies = async (store: SessionStore, id: string) => (await store.read(id)).map((r) => r.body)
 const entries = async (store: SessionStore, id: string) => (await bodies(store, id)).filter((b): b is AgentLogEntry => b.type !== 'stream')
 
-describe('Agent.open', () => {
+describe.each(storeKinds)('Agent.open (%s store)', (_kind, make) => {
   it('a new session: the init entry is committed before open resolves', async () => {
-    const store = memoryStore()
+    const store = await make()
     const agent = await open(store, 's1', [], { id: 'agent-s1' })
     expect(agent.session?.sessionId).toBe('s1')
     expect(agent.session?.store).toBe(store)
@@ -44,7 +45,7 @@ describe('Agent.open', () => {
   })
 
   it('commits every entry of a run and reopens to the same state; the log decides id, prompt and model', async () => {
-    const store = memoryStore()
+    const store = await make()
     const agent = await open(store, 's2', [reply.toolCalls([{ id: 'c1', name: 'echo', args: { text: 'hi' } }]), reply.text('done', { deltas: 4 })])
     await agent.prompt('go')
     await agent.session!.flush()
@@ -65,7 +66,7 @@ describe('Agent.open', () => {
   })
 
   it('refuses messages for an existing session, another id, a missing tool, bad options', async () => {
-    const store = memoryStore()
+    const store = await make()
     const first = await open(store, 's3')
     await first.session!.close()
     await expect(open(store, 's3', [], { messages: [] })).rejects.toThrow(/session 's3' exists \(1 log entries\): its transcript comes from its log/)
@@ -79,7 +80,7 @@ describe('Agent.open', () => {
   })
 
   it('names a record that does not decode by session and position', async () => {
-    const store = memoryStore()
+    const store = await make()
     const agent = await open(store, 's4')
     await agent.prompt('hi').result.catch(() => undefined)
     await agent.session!.close()
@@ -90,7 +91,7 @@ describe('Agent.open', () => {
   })
 
   it('group commit: a streamed message of many deltas becomes few stream records; durableSeq only grows', async () => {
-    const store = memoryStore()
+    const store = await make()
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
     const seen: number[] = []
@@ -124,7 +125,7 @@ describe('Agent.open', () => {
   })
 
   it('a slow stream lingers: its deltas wait on the scheduler and go as one stream record, unless an entry or flush sends them first', async () => {
-    const store = memoryStore()
+    const store = await make()
     const sent: string[][] = []
     const watching = wrapStore(store, {
       append: (id, a) => {
@@ -162,7 +163,7 @@ describe('Agent.open', () => {
   })
 
   it('flush resolves at once when everything is committed, and after the batches in flight otherwise', async () => {
-    const store = memoryStore()
+    const store = await make()
     const agent = await open(store, 's6')
     await agent.session!.flush()
     agent.steer('a')
