@@ -186,8 +186,14 @@ export abstract class AgentCore {
     if (this.runs.current !== undefined || !this.state.pendingApprovals.some((p) => p.toolCallId === toolCallId)) return false
     const decided = normalized(decodeInput(ApprovalDecisionCodec, decision, 'Agent.resolveApproval', 'decision'))
     this.store.append({ type: 'approvalDecided', toolCallId, decision: decided, by: 'resolveApproval' })
-    this.approvals.predecide(toolCallId, decided)
-    if (this.state.pendingApprovals.length === 0) this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
+    if (this.state.pendingApprovals.length > 0) return true
+    // Every decision the suspended run logged (some maybe by a process that stopped since), for its gate.
+    const log = this.store.log
+    for (let i = log.length - 1; i >= 0 && log[i]!.type !== 'runStart'; i--) {
+      const entry = log[i]!
+      if (entry.type === 'approvalDecided') this.approvals.predecide(entry.toolCallId, entry.decision)
+    }
+    this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
     return true
   }
 
