@@ -197,10 +197,14 @@ export abstract class AgentCore {
     return true
   }
 
-  /** Gives a suspended run up: its unanswered calls get error results. */
+  /** Gives a suspended run up: its unanswered calls get error results (logged, unless the session can no longer be written: then it stays in the log for the next opener). */
   protected abortSuspended(): void {
     if (this.runs.current !== undefined || this.state.pendingApprovals.length === 0) return
-    this.writable()
+    try {
+      this.writable()
+    } catch {
+      return
+    }
     this.store.append(SUSPENDED_ABORTED)
   }
 
