@@ -11,9 +11,16 @@ import type { AgentRunEvent } from './agent-events.js'
 import { AGENT_LOG_FORMAT, type AgentLogEntry } from './agent-log.js'
 import { AgentBusyError, decodeAgentOptions, type AgentOptions, type CallOptions } from './agent-options.js'
 import type { AgentState } from './agent-state.js'
+import { agentLoopResume } from '../loop/agent-loop-resume.js'
+import type { ApprovalDecision } from '../policy/approval.js'
+import { decodeInput } from '../types/input.js'
+import { ApprovalDecisionCodec } from './agent-log.js'
+import type { AgentSession } from './agent-session.js'
+import { SUSPENDED_ABORTED, type LogReplay } from './log-replay.js'
+import type { SessionParts } from './session-open.js'
 import { AgentStore } from './agent-store.js'
 import { Runner } from './agent-run.js'
-import { Approvals } from './approvals.js'
+import { Approvals, normalized } from './approvals.js'
 import { RunBoundary, type Checkpoint } from './checkpoint.js'
 import { ListenerHub } from './listener-hub.js'
 import { contextManagementOf, loopConfigOf, type ContextManagement } from './loop-config.js'
@@ -21,6 +28,7 @@ import { ModelRoutes } from './model-routes.js'
 import { runContextOf } from './plan-mode.js'
 
 let agentCount = 0
+const noop = (): void => undefined
 
 /** See the module comment; an `Agent` is what apps hold. */
 export abstract class AgentCore {
@@ -34,6 +42,8 @@ export abstract class AgentCore {
   protected readonly runs: Runner
   protected readonly models: ModelRoutes
   protected checkpointSeq = 0
+  /** The durable session, for an agent made by `Agent.open`. */
+  protected sessionOf: AgentSession | undefined
   protected readonly context: ContextManagement
 
   /** Immutable snapshots, one per change; replays the current one to new subscribers. */
@@ -99,6 +109,14 @@ export abstract class AgentCore {
     return this.store.log
   }
 
+  /**
+   * The durable session this agent's log is committed to (`Agent.open`);
+   * `undefined` for an agent made with `new Agent`, `restore` or `fromLog`.
+   */
+  get session(): AgentSession | undefined {
+    return this.sessionOf
+  }
+
   get isRunning(): boolean {
     return this.runs.current !== undefined
   }
@@ -130,6 +148,73 @@ export abstract class AgentCore {
   }
 
   // --- Internals ----------------------------------------------------------
+
+  /** @throws SessionClosedError when the agent's session was closed or can no longer be written. */
+  protected writable(): void {
+    this.sessionOf?.assertWritable()
+  }
+
+  /** Takes the state a decoded log folds to (its last run, if unfinished, left as it is). */
+  protected load(replay: LogReplay): void {
+    this.store.load(replay.entries)
+    this.models.adopt(this.state.availableModels, this.state.model)
+    this.runs.count = replay.runs
+  }
+
+  /** What `Agent.open` needs of this agent (see `session-open.ts`). */
+  protected sessionParts(replay: LogReplay | undefined): SessionParts<this> {
+    return {
+      agent: this,
+      store: this.store,
+      runs: this.runs,
+      scheduler: this.scheduler,
+      settled: () => this.boundary.mark(replay?.boundary ?? 0, this.state.messages),
+      attach: (session) => (this.sessionOf = session),
+      abort: () => {
+        this.runs.current?.abort()
+        return this.runs.current?.result.then(noop, noop) ?? Promise.resolve()
+      },
+    }
+  }
+
+  /**
+   * A decision for a call of a suspended run (see `notSuspended`): logged;
+   * once no call waits any more, a run resumes it (`agentLoopResume`), its
+   * gate answering the logged decisions. `false` when no such call waits.
+   */
+  protected resumeSuspended(toolCallId: string, decision: ApprovalDecision): boolean {
+    if (this.runs.current !== undefined || !this.state.pendingApprovals.some((p) => p.toolCallId === toolCallId)) return false
+    const decided = normalized(decodeInput(ApprovalDecisionCodec, decision, 'Agent.resolveApproval', 'decision'))
+    this.store.append({ type: 'approvalDecided', toolCallId, decision: decided, by: 'resolveApproval' })
+    if (this.state.pendingApprovals.length > 0) return true
+    // Every decision the suspended run logged (some maybe by a process that stopped since), for its gate.
+    const log = this.store.log
+    for (let i = log.length - 1; i >= 0 && log[i]!.type !== 'runStart'; i--) {
+      const entry = log[i]!
+      if (entry.type === 'approvalDecided') this.approvals.predecide(entry.toolCallId, entry.decision)
+    }
+    this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
+    return true
+  }
+
+  /** Gives a suspended run up: its unanswered calls get error results (logged, unless the session can no longer be written: then it stays in the log for the next opener). */
+  protected abortSuspended(): void {
+    if (this.runs.current !== undefined || this.state.pendingApprovals.length === 0) return
+    try {
+      this.writable()
+    } catch {
+      return
+    }
+    this.store.append(SUSPENDED_ABORTED)
+  }
+
+  /** @throws Error when a run is suspended: it waits for approvals and no process runs it (a reopened session). */
+  protected notSuspended(): void {
+    const pending = this.state.pendingApprovals
+    if (pending.length > 0 && this.runs.current === undefined) {
+      throw new Error(`agent ${this.id}: a run waits for approval of ${pending.map((p) => `'${p.toolCallId}' (${p.toolName})`).join(', ')}: decide with resolveApproval(), or abort() to give the run up`)
+    }
+  }
 
   protected notRunning(): void {
     const current = this.runs.current

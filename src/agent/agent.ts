@@ -23,7 +23,8 @@ import { AgentCore } from './agent-core.js'
 import { AgentBusyError, type AgentOptions, type AgentRun, type CallOptions, type StructuredOptions, type StructuredRun } from './agent-options.js'
 import { sameModel } from './agent-reducer.js'
 import { decodeCheckpoint, type Checkpoint } from './checkpoint.js'
-import { INTERRUPTED, logReplayOf } from './log-replay.js'
+import { INTERRUPTED, logReplayOf, type LogReplay } from './log-replay.js'
+import { openSession, type AgentOpenOptions } from './session-open.js'
 import { structuredRun } from './structured-output.js'
 
 export { AgentBusyError, DEFAULT_AGENT_TOOL_CONCURRENCY, StructuredOutputError } from './agent-options.js'
@@ -78,13 +79,37 @@ export class Agent extends AgentCore {
    * @throws InvalidInputError naming the path of what does not decode (`log[3].message.content`), or a tool the log names that `options.tools` lacks.
    */
   static fromLog(log: readonly unknown[], options: Omit<RestoreOptions, 'id' | 'systemPrompt' | 'model'>): Agent {
-    const { entries, init, runs, boundary } = logReplayOf(log, options.tools ?? [], 'Agent.fromLog')
-    const agent = new Agent({ ...options, id: init.agentId, systemPrompt: init.systemPrompt, model: init.model, messages: init.messages })
-    agent.store.load(entries)
-    agent.models.adopt(agent.state.availableModels, agent.state.model)
-    agent.runs.count = runs
+    const replay = logReplayOf(log, options.tools ?? [], 'Agent.fromLog')
+    const agent = Agent.replayed(replay, options)
     if (agent.state.isRunning) agent.store.append(INTERRUPTED)
-    agent.boundary.mark(boundary, agent.state.messages)
+    agent.boundary.mark(replay.boundary, agent.state.messages)
+    return agent
+  }
+
+  /**
+   * Opens a durable session: restores the agent from the session's log in
+   * `options.store` (or starts a new session, whose `init` entry is committed
+   * before this resolves), and commits every entry from then on
+   * (`agent.session`: how far the log is durable, `flush`, `close`). A run
+   * the previous process left in its middle is settled (the partial answer
+   * kept as `aborted`, every tool call answered: `continue()` goes on), or,
+   * when it was waiting for approvals, kept suspended: `state.pendingApprovals`
+   * lists them and `resolveApproval` resumes the run (`waitForIdle()` awaits
+   * it, `events$` streams it). One process writes a session at a time: see
+   * `lease` in {@link AgentOpenOptions}. Call `agent.session.close()` when done:
+   * the lease is renewed on the scheduler until then.
+   *
+   * @throws InvalidInputError for bad options, or a record that does not decode (naming the session and its position); SessionLeaseError when another holder has the lease; the store's error when it cannot be read or written.
+   */
+  static open(options: AgentOpenOptions): Promise<Agent> {
+    return openSession(options, (agentOptions, replay) => (replay === undefined ? new Agent(agentOptions) : Agent.replayed(replay, agentOptions)).sessionParts(replay))
+  }
+
+  /** The agent a decoded log folds to (its last run, if unfinished, left as it is). */
+  private static replayed(replay: LogReplay, options: Omit<RestoreOptions, 'id' | 'systemPrompt' | 'model'>): Agent {
+    const { init } = replay
+    const agent = new Agent({ ...options, id: init.agentId, systemPrompt: init.systemPrompt, model: init.model, messages: init.messages })
+    agent.load(replay)
     return agent
   }
 
@@ -97,6 +122,7 @@ export class Agent extends AgentCore {
    */
   prompt(input: PromptInput, images: readonly ImageContent[] = [], call: CallOptions = {}): AgentRun {
     const messages = decodePrompts(input, 'Agent.prompt', this.scheduler.now(), images)
+    this.writable()
     const current = this.runs.current
     if (current !== undefined) {
       if (this.options.whileRunning === 'followUp') {
@@ -105,6 +131,7 @@ export class Agent extends AgentCore {
       }
       throw new AgentBusyError(`agent ${this.id} is already running (${current.runId}): use steer() or followUp(), await waitForIdle(), or set whileRunning: 'followUp'`)
     }
+    this.notSuspended()
     return this.runs.start((context, config) => agentLoop(messages, context, config), call, messages)
   }
 
@@ -114,7 +141,9 @@ export class Agent extends AgentCore {
    * otherwise the model answers the last user or tool-result message.
    */
   continue(call: CallOptions = {}): AgentRun {
+    this.writable()
     this.notRunning()
+    this.notSuspended()
     const steering = this.runs.take('steering')
     if (steering.length > 0) return this.runs.start((context, config) => agentLoop(steering, context, config), call, steering)
     const messages = this.state.messages
@@ -137,13 +166,20 @@ export class Agent extends AgentCore {
    * promise rejects with a {@link StructuredOutputError} saying what was wrong.
    */
   structured<C extends t.Mixed>(codec: C, input: PromptInput, options: StructuredOptions = {}): StructuredRun<t.TypeOf<C>> {
+    this.writable()
     this.notRunning()
+    this.notSuspended()
     const host = { now: () => this.scheduler.now(), model: this.state.model, nativeStructuredOutput: this.options.nativeStructuredOutput, start: this.runs.start }
     return structuredRun(host, codec, input, options)
   }
 
-  /** Aborts the current run gracefully (the partial answer is kept, every tool call answered); resolves when idle. */
+  /**
+   * Aborts the current run gracefully (the partial answer is kept, every tool
+   * call answered); resolves when idle. A suspended run (waiting for
+   * approvals in a reopened session) is given up: its calls get error results.
+   */
   abort(): Promise<void> {
+    this.abortSuspended()
     this.runs.current?.abort()
     return this.waitForIdle()
   }
@@ -160,6 +196,7 @@ export class Agent extends AgentCore {
 
   /** Aborts any run and forgets the transcript, the queues, the pending approvals and the last error. */
   reset(): void {
+    this.writable()
     // Whoever awaits the run is told how it ended rather than left waiting.
     this.runs.reset()
     this.store.append({ type: 'reset' })
@@ -170,20 +207,31 @@ export class Agent extends AgentCore {
    * Decides a tool call waiting for approval (one of `state.pendingApprovals`);
    * the run goes on with the decision. `false` when no call with this id
    * waits: unknown, or decided already (by `approveTool`, which answered first).
+   *
+   * A suspended run (a reopened session whose run waited for approvals) is
+   * resumed once its last pending call is decided: a new run (`waitForIdle()`
+   * awaits it, `events$` streams it) dispatches the decided call and the
+   * other unanswered calls of that answer (asking again where needed), then
+   * goes on to the model. Decide it with the approval mode it was asked with.
+   *
+   * @throws InvalidInputError for a decision that does not decode (resuming); SessionClosedError when the session was closed.
    */
   resolveApproval(toolCallId: string, decision: ApprovalDecision): boolean {
-    return this.approvals.resolve(toolCallId, decision)
+    this.writable()
+    return this.approvals.resolve(toolCallId, decision) || this.resumeSuspended(toolCallId, decision)
   }
 
   // --- Queues -------------------------------------------------------------
 
   /** Queues a message that redirects the agent while it works (delivered after the current tool batch). @throws InvalidInputError for a bad message. */
   steer(message: string | AgentMessageInput): void {
+    this.writable()
     this.store.append({ type: 'enqueue', queue: 'steering', message: decodeMessage(message, 'Agent.steer', this.scheduler.now()) })
   }
 
   /** Queues a message that continues the run when it would otherwise end. @throws InvalidInputError for a bad message. */
   followUp(message: string | AgentMessageInput): void {
+    this.writable()
     this.store.append({ type: 'enqueue', queue: 'followUp', message: decodeMessage(message, 'Agent.followUp', this.scheduler.now()) })
   }
 
@@ -197,10 +245,12 @@ export class Agent extends AgentCore {
   }
 
   clearSteering(): void {
+    this.writable()
     if (this.state.steeringQueue.length > 0) this.store.append({ type: 'clearQueue', queue: 'steering' })
   }
 
   clearFollowUps(): void {
+    this.writable()
     if (this.state.followUpQueue.length > 0) this.store.append({ type: 'clearQueue', queue: 'followUp' })
   }
 
@@ -229,6 +279,7 @@ export class Agent extends AgentCore {
 
   /** Switches to `route` (or a model served by the agent's stream function) for the next run. */
   setModel(model: ModelSpec | ModelRoute): void {
+    this.writable()
     const from = this.state.model
     const route = this.models.select(model)
     if (route.model !== from || !this.state.availableModels.some((m) => sameModel(m, route.model))) this.store.append({ type: 'model', model: route.model })
@@ -245,20 +296,24 @@ export class Agent extends AgentCore {
   /** @throws InvalidInputError naming the path of a bad tool (`tools[0].execute`). */
   setTools(tools: readonly AgentTool[]): void {
     decodeInput(AgentTools, tools, 'Agent.setTools', 'tools', 'tools')
+    this.writable()
     this.store.know(tools)
     this.store.append({ type: 'tools', tools: tools.map((x) => x.name) })
   }
 
   setSystemPrompt(systemPrompt: string): void {
+    this.writable()
     this.store.append({ type: 'systemPrompt', systemPrompt })
   }
 
   /** Plan mode: only tools that need no approval are offered, and the plan-mode addendum joins the system prompt. */
   enterPlanMode(): void {
+    this.writable()
     if (!this.state.planMode) this.store.append({ type: 'planMode', on: true })
   }
 
   exitPlanMode(): void {
+    this.writable()
     if (this.state.planMode) this.store.append({ type: 'planMode', on: false })
   }
 }

@@ -13,6 +13,24 @@ export {
   type StructuredOptions,
   type StructuredRun,
 } from './agent.js'
+export { AgentSession, SessionClosedError } from './agent-session.js'
+export { DEFAULT_LEASE_TTL_MS, type AgentOpenOptions, type SessionLeaseOptions } from './session-open.js'
+export { SessionWriteError } from './session-writer.js'
+export {
+  SessionConflictError,
+  SessionLeaseError,
+  SessionRecord,
+  SessionRecordBody,
+  StreamRecord,
+  TimedRecord,
+  type LeaseOutcome,
+  type SessionAppend,
+  type SessionAppended,
+  type SessionInfo,
+  type SessionLease,
+  type SessionListOptions,
+  type SessionStore,
+} from './session-store.js'
 export {
   AgentOwnEvent,
   AgentRunEvent,
