@@ -58,13 +58,17 @@ while (length < 10_000) {
   length = (await store.append(id, { expectedSeq: length, records: Array.from({ length: k }, (_, i) => note(length + i)) })).length
 }
 const reads: number[] = []
+const cpu: number[] = []
 for (let round = 0; round < 5; round++) {
   const start = performance.now()
+  const used = process.cpuUsage()
   const records = await store.read(id)
   reads.push(performance.now() - start)
+  const { user, system } = process.cpuUsage(used)
+  cpu.push((user + system) / 1000)
   if (records.length < 10_000) throw new Error(`read ${records.length} records`)
 }
-console.log(`${kind} read 10,000 entries, decoded: ${median(reads).toFixed(1)} ms (rounds ${reads.map((r) => r.toFixed(1)).join(', ')})`)
+console.log(`${kind} read 10,000 entries, decoded: ${median(reads).toFixed(1)} ms wall, ${median(cpu).toFixed(1)} ms CPU (rounds ${reads.map((r) => r.toFixed(1)).join(', ')})`)
 await store.delete(id)
 await store.close()
 cleanup()
