@@ -63,8 +63,8 @@ describe('sessionTimeline', () => {
     expect(r1).toMatchObject({ status: 'ok', start: 1040, end: 1090, position: 14 })
     expect(r2).toMatchObject({ status: 'error', start: 1050, end: 1070, position: 12 })
     expect(run.lanes[1]!.bars.map((b) => [b.label, b.status, b.position])).toEqual([
-      ['m · 2 tool calls · toolUse', 'ok', 8],
-      ['m · text · stop', 'ok', 17],
+      ['unknown · 2 tool calls · toolUse', 'ok', 8],
+      ['unknown · text · stop', 'ok', 17],
     ])
     expect(run.turns.map((t) => [t.turnIndex, t.modelMs, t.ttftMs, t.totalTokens, t.cost, t.toolCalls])).toEqual([
       [0, 40, 20, 120, 0.5, 2],
