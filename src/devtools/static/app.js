@@ -4,7 +4,7 @@
 import { MARK_LETTERS, MARK_NAMES, drawCharts, drawTimeline, formatMs } from './draw.js'
 
 const $ = (id) => document.getElementById(id)
-const state = { sessionId: undefined, data: undefined, run: undefined, followLatest: true, zoom: 1, source: undefined, refresh: undefined, selected: undefined }
+const state = { ttft: new Map(), sessionId: undefined, data: undefined, run: undefined, followLatest: true, zoom: 1, source: undefined, refresh: undefined, selected: undefined }
 
 function h(tag, props = {}, ...children) {
   const node = document.createElement(tag)
@@ -81,9 +81,26 @@ async function refresh() {
     const data = await api(`sessions/${encodeURIComponent(sessionId)}`)
     if (sessionId !== state.sessionId) return
     state.data = data
+    keepTtft(data.timeline.runs)
     render()
+    loadSessions()
   } catch (error) {
     say(`Could not read session ${sessionId}: ${error.message}`)
+  }
+}
+
+/**
+ * A message's chunks are compacted into it when it ends, and with them its
+ * time to first token: the times seen while watching a run live are kept
+ * here, so that its chart stays filled.
+ */
+function keepTtft(runs) {
+  for (const run of runs) {
+    run.turns = run.turns.map((t) => {
+      const key = `${state.sessionId}\u0000${run.runId}\u0000${t.turnIndex}`
+      if (t.ttftMs !== undefined) state.ttft.set(key, t.ttftMs)
+      return t.ttftMs === undefined && state.ttft.has(key) ? { ...t, ttftMs: state.ttft.get(key) } : t
+    })
   }
 }
 

@@ -101,13 +101,13 @@ export function drawTimeline(container, run, zoom, onSelect) {
 }
 
 /** One bar chart: `values` per turn (`undefined` drawn as "n/a"), `format` for the labels. */
-function barChart(title, cls, turns, values, format) {
-  const W = 280
+function barChart(title, cls, turns, values, format, note) {
+  const W = Math.max(280, 16 + turns.length * 52)
   const H = 130
   const left = 8
   const bottom = 20
   const max = Math.max(...values.map((v) => v ?? 0), 0)
-  const bw = Math.min(40, (W - left * 2) / Math.max(turns.length, 1) - 6)
+  const bw = Math.min(46, (W - left * 2) / Math.max(turns.length, 1) - 6)
   const fig = document.createElement('figure')
   fig.dataset.chart = cls
   const caption = document.createElement('figcaption')
@@ -124,6 +124,12 @@ function barChart(title, cls, turns, values, format) {
     svg.append(el('text', { x: bx, y: H - 6 }, `t${turns[i].turnIndex}`))
   })
   fig.append(caption, svg)
+  if (note !== undefined && values.some((v) => v === undefined)) {
+    const p = document.createElement('p')
+    p.className = 'muted note'
+    p.textContent = note
+    fig.append(p)
+  }
   return fig
 }
 
@@ -140,7 +146,8 @@ export function drawCharts(container, turns) {
   container.replaceChildren(
     barChart('Input tokens', 'input', turns, turns.map((t) => t.inputTokens + t.cacheReadTokens + t.cacheWriteTokens), n),
     barChart('Output tokens', 'output', turns, turns.map((t) => t.outputTokens), n),
-    barChart('Cost', 'cost', turns, turns.map((t) => t.cost), (v) => `$${v.toFixed(v < 0.01 ? 5 : 3)}`),
-    barChart('Time to first token', 'ttft', turns, turns.map((t) => t.ttftMs ?? undefined), formatMs),
+    barChart('Cost', 'cost', turns, turns.map((t) => t.cost), (v) => `$${v >= 1 ? v.toFixed(2) : v.toPrecision(2)}`),
+    barChart('Time to first token', 'ttft', turns, turns.map((t) => t.ttftMs ?? undefined), formatMs,
+      'n/a: a message’s chunks are compacted into it when it ends; times to first token are known for turns watched live.'),
   )
 }
