@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { serveDevtools, type DevtoolsServer } from '../../src/devtools/index.js'
 import type { SessionStore } from '../../src/agent/session-store.js'
-import { listStore } from './list-store.js'
+import { memorySessionStore } from '../../src/sessions/memory-store.js'
 import { scriptedSession, type ScriptedSession } from './scripted-session.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -32,7 +32,7 @@ describe.skipIf(!haveChromium)(`the devtools page in headless Chromium${haveChro
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true })
-    store = listStore()
+    store = memorySessionStore()
     session = scriptedSession(store)
     devtools = await serveDevtools({ store, agents: { [session.sessionId]: session.agent } })
     profile = mkdtempSync(join(tmpdir(), 'rxagent-chromium-'))

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serveDevtools, type DevtoolsServer } from '../../src/devtools/index.js'
 import type { SessionTimeline } from '../../src/devtools/timeline-model.js'
 import type { SessionStore } from '../../src/agent/session-store.js'
-import { listStore } from './list-store.js'
+import { memorySessionStore } from '../../src/sessions/memory-store.js'
 import { scriptedSession, type ScriptedSession } from './scripted-session.js'
 
 let store: SessionStore
@@ -28,7 +28,7 @@ async function until(ok: (t: SessionTimeline) => boolean, what: string): Promise
 }
 
 beforeAll(async () => {
-  store = listStore()
+  store = memorySessionStore()
   session = scriptedSession(store)
   devtools = await serveDevtools({ store, agents: { [session.sessionId]: session.agent } })
 })
