@@ -54,7 +54,7 @@ const node = (args: string[]) => spawnSync(process.execPath, args, { cwd: app, e
 describe('npm pack', () => {
   it('ships the build, the license and the sources the maps point at, and no tests', () => {
     const files = packed.files.map((file) => file.path)
-    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions']) {
+    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions', 'src/devtools']) {
       expect(files).toContain(`dist/${entry}/index.js`)
       expect(files).toContain(`dist/${entry}/index.d.ts`)
     }
@@ -79,7 +79,7 @@ describe('npm pack', () => {
 })
 
 describe('loading the installed package', () => {
-  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions']
+  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/devtools']
 
   it('imports every entry point as ESM', () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`
@@ -87,6 +87,25 @@ describe('loading the installed package', () => {
     expect(run.stderr).toBe('')
     expect(run.status).toBe(0)
     for (const entry of entries) expect(run.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
+  })
+
+  it('serves the devtools page from the installed files, and has the rxagent command', async () => {
+    const script = `import { serveDevtools } from 'rxagent/devtools'
+import { memorySessionStore } from 'rxagent/sessions'
+const devtools = await serveDevtools({ store: memorySessionStore() })
+for (const path of ['/', '/app.js', '/draw.js', '/style.css']) console.log(path, (await fetch(new URL(path, devtools.url))).status)
+await devtools.close()`
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, encoding: 'utf8' })
+    expect(run.stderr).toBe('')
+    expect(run.stdout).toBe('/ 200\n/app.js 200\n/draw.js 200\n/style.css 200\n')
+    const bin = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin.rxagent!
+    const help = node([join(installed, bin), 'devtools', '--help'])
+    expect(help.status).toBe(0)
+    expect(help.stdout).toMatch(/^usage: rxagent devtools/)
+    const wrong = node([join(installed, bin), 'devtools', '--store', 'mysql://x'])
+    expect(wrong.status).toBe(2)
+    expect(wrong.stderr).toMatch(/--store must be pglite:<dir> or postgres/)
+    expect(readFileSync(join(installed, bin), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/)
   })
 
   it("require('rxagent') works on Node 20.19+ (require of the ESM build)", () => {

@@ -20,6 +20,7 @@ const entries = {
   'rxagent/marbles': 'marbles/index.ts',
   'rxagent/providers': 'src/providers/index.ts',
   'rxagent/sessions': 'src/sessions/index.ts',
+  'rxagent/devtools': 'src/devtools/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -100,6 +101,13 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'OpenAICustomTool', 'OpenAIReasoningSummary', 'OpenAIResponsesRequestSettings', 'OpenAIResponsesSettings',
       'ProviderSettings', 'ReasoningEffort', 'ReplayTarget', 'RouteSettings', 'SseEvent', 'TransportOptions',
       'WireDecoder', 'WireProtocol',
+    ],
+  },
+  'rxagent/devtools': {
+    values: ['DEFAULT_DEVTOOLS_PORT', 'DEFAULT_DEVTOOLS_STORE', 'MARK_LETTERS', 'devtoolsSessionUrl', 'messageGist', 'serveDevtools', 'sessionTimeline', 'timelineMarbles'],
+    types: [
+      'BarStatus', 'DevtoolsAgent', 'DevtoolsAgents', 'DevtoolsOptions', 'DevtoolsServer', 'LaneKind', 'MarkKind', 'MessageItem',
+      'PendingApprovalView', 'RunTimeline', 'SessionTimeline', 'TimelineBar', 'TimelineLane', 'TimelineMark', 'TurnSummary',
     ],
   },
   'rxagent/sessions': {

@@ -5,7 +5,8 @@
  * answers pending approvals of live agents. `serveDevtools` starts it; the
  * timeline model is exported for tests and terminals.
  */
-export { serveDevtools, type DevtoolsServer } from './server.js'
+export { devtoolsSessionUrl, serveDevtools, type DevtoolsServer } from './server.js'
+export { DEFAULT_DEVTOOLS_PORT, DEFAULT_DEVTOOLS_STORE } from './cli.js'
 export type { DevtoolsAgent, DevtoolsAgents, DevtoolsOptions } from './options.js'
 export { sessionTimeline, messageGist } from './timeline.js'
 export { timelineMarbles } from './timeline-marbles.js'

@@ -103,3 +103,16 @@ export async function serveDevtools(options: DevtoolsOptions): Promise<DevtoolsS
       })),
   }
 }
+
+/**
+ * The page's address for one session (`url` of a {@link DevtoolsServer}, or where `rxagent devtools` listens): opening it shows that session.
+ *
+ * ```ts
+ * console.log(`see this run: ${devtoolsSessionUrl(devtools.url, sessionId)}`)
+ * ```
+ */
+export function devtoolsSessionUrl(url: string, sessionId: string): string {
+  const base = new URL(url)
+  base.hash = `/session/${encodeURIComponent(sessionId)}`
+  return base.href
+}
