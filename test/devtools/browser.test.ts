@@ -33,7 +33,7 @@ describe.skipIf(!haveChromium)(`the devtools page in headless Chromium${haveChro
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true })
     store = memorySessionStore()
-    session = scriptedSession(store)
+    session = await scriptedSession(store)
     devtools = await serveDevtools({ store, agents: { [session.sessionId]: session.agent } })
     profile = mkdtempSync(join(tmpdir(), 'rxagent-chromium-'))
     // A fresh profile each time (playwright passes it as --user-data-dir).
@@ -51,7 +51,7 @@ describe.skipIf(!haveChromium)(`the devtools page in headless Chromium${haveChro
   }, 120_000)
 
   afterAll(async () => {
-    session?.agent.abort()
+    await session?.agent.session?.close()
     await browser?.close().catch(() => undefined)
     await devtools?.close()
     await store?.close()

@@ -29,11 +29,11 @@ async function until(ok: (t: SessionTimeline) => boolean, what: string): Promise
 
 beforeAll(async () => {
   store = memorySessionStore()
-  session = scriptedSession(store)
+  session = await scriptedSession(store)
   devtools = await serveDevtools({ store, agents: { [session.sessionId]: session.agent } })
 })
 afterAll(async () => {
-  session?.agent.abort()
+  await session?.agent.session?.close()
   await devtools?.close()
   await store?.close()
 })
@@ -73,7 +73,7 @@ describe('serveDevtools', () => {
 
     expect(await post(`/api/sessions/${session.sessionId}/approvals/write-c`, { approved: true })).toEqual({ status: 200, body: { answered: true, toolCallId: 'write-c', approved: true } })
     await session.done
-    await session.recording.flushed()
+    await session.agent.session!.flush()
     const done = await until((t) => t.runs[0]?.status === 'done', 'the run done')
     expect(done.pendingApprovals).toEqual([])
   })
