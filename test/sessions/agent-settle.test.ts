@@ -83,7 +83,7 @@ describe('partialAnswer', () => {
   const model = modelSpec('p', 'p-1')
   it('folds the chunks from messageStart; a retry discards the attempt so far; nothing with content is nothing', () => {
     expect(partialAnswer([chunk.start(), chunk.text('ab'), chunk.text('c')], model, 5)).toMatchObject({ stopReason: 'aborted', timestamp: 5, content: [{ type: 'text', text: 'abc' }] })
-    const retry = { type: 'retry' as const, attempt: 1, delayMs: 0, error: { kind: 'overloaded' as const, message: 'busy' } }
+    const retry = { type: 'retry' as const, attempt: 1, delayMs: 0, error: { kind: 'overloaded' as const, retryable: true, message: 'busy', provider: 'p' } }
     expect(partialAnswer([chunk.start(), chunk.text('old'), retry, chunk.text('new')], model, 0)?.content).toEqual([{ type: 'text', text: 'new' }])
     expect(partialAnswer([chunk.start()], model, 0)).toBeUndefined()
     expect(partialAnswer([], model, 0)).toBeUndefined()
