@@ -113,7 +113,7 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
     values: ['DEFAULT_DEVTOOLS_PORT', 'DEFAULT_DEVTOOLS_STORE', 'MARK_LETTERS', 'devtoolsSessionUrl', 'messageGist', 'serveDevtools', 'sessionTimeline', 'timelineMarbles'],
     types: [
       'BarStatus', 'DevtoolsAgent', 'DevtoolsAgents', 'DevtoolsOptions', 'DevtoolsServer', 'LaneKind', 'MarkKind', 'MessageItem',
-      'PendingApprovalView', 'RunTimeline', 'SessionTimeline', 'TimelineBar', 'TimelineLane', 'TimelineMark', 'TurnSummary',
+      'OpenedAgent', 'PendingApprovalView', 'RunTimeline', 'SessionTimeline', 'TimelineBar', 'TimelineLane', 'TimelineMark', 'TurnSummary',
     ],
   },
   'rxagent/sessions': {

@@ -6,13 +6,14 @@
  * - `GET  /api/sessions/:id`: the session's info and its timeline (`timeline.ts`)
  * - `GET  /api/sessions/:id/records?from=&limit=`: its records after position `from`
  * - `GET  /api/sessions/:id/events?from=` (or `Last-Event-ID`): the live tail as server-sent events, `id:` the position
- * - `POST /api/sessions/:id/approvals/:toolCallId` `{ approved: true, args? } | { approved: false, reason? }`: answers a pending approval through the live agent
+ * - `POST /api/sessions/:id/approvals/:toolCallId` `{ approved: true, args? } | { approved: false, reason? }`: answers a pending approval through the live agent (registered, or opened with `openAgent` when the session's lease is free)
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Subscription } from 'rxjs'
 import type { SessionRecord, SessionStore } from '../agent/session-store.js'
 import { errorText } from '../types/codec.js'
-import { agentFor, decodeApprovalAnswer, type DevtoolsAgents } from './options.js'
+import { SessionLeaseError } from '../agent/session-store.js'
+import { agentFor, decodeApprovalAnswer, type DevtoolsAgent, type DevtoolsAgents, type OpenedAgent } from './options.js'
 import { sessionTimeline } from './timeline.js'
 
 /** An answer other than 200, with what went wrong. */
@@ -74,11 +75,52 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
 /** The API's state: the store, the live agents, the open live tails (closed with the server). */
 export class DevtoolsApi {
   readonly tails = new Set<{ readonly res: ServerResponse; readonly sub: Subscription }>()
+  /** Sessions `openAgent` opened here, until their run ends. */
+  readonly opened = new Map<string, Promise<OpenedAgent>>()
 
   constructor(
     readonly store: SessionStore,
     readonly agents: DevtoolsAgents | undefined,
+    readonly openAgent: ((sessionId: string) => Promise<OpenedAgent>) | undefined,
   ) {}
+
+  private live(sessionId: string): boolean {
+    return agentFor(this.agents, sessionId) !== undefined || this.opened.has(sessionId)
+  }
+
+  /** The agent that answers `sessionId`'s approvals: a registered one, one opened here before, or one `openAgent` opens now. */
+  private async agentFor(sessionId: string): Promise<DevtoolsAgent> {
+    const registered = agentFor(this.agents, sessionId)
+    if (registered !== undefined) return registered
+    const opened = this.opened.get(sessionId)
+    if (opened !== undefined) return opened
+    if (this.openAgent === undefined) {
+      throw new HttpError(409, `no live agent holds session '${sessionId}' here: pass it to serveDevtools({ agents: { '${sessionId}': agent } }), or give serveDevtools an openAgent, to answer its approvals from the page`)
+    }
+    const opening = this.openAgent(sessionId)
+    this.opened.set(sessionId, opening)
+    try {
+      return await opening
+    } catch (error) {
+      this.opened.delete(sessionId)
+      if (error instanceof SessionLeaseError) {
+        const by = error.heldBy === undefined ? 'another process' : `'${error.heldBy.holder}' (until ${new Date(error.heldBy.expiresAt).toISOString()})`
+        throw new HttpError(409, `session '${sessionId}' is held by ${by}: answer from that process, or register its agent with serveDevtools({ agents })`)
+      }
+      throw error
+    }
+  }
+
+  private async release(sessionId: string): Promise<void> {
+    const opening = this.opened.get(sessionId)
+    this.opened.delete(sessionId)
+    await (await opening?.catch(() => undefined))?.session?.close().catch(() => undefined)
+  }
+
+  /** Closes the sessions opened here (a run still waiting for an approval stays pending in the log). */
+  async closeOpened(): Promise<void> {
+    await Promise.all([...this.opened.keys()].map((id) => this.release(id)))
+  }
 
   /** Answers `req` (its path split into decoded segments after `/api`). */
   async handle(req: IncomingMessage, res: ServerResponse, segments: readonly string[], params: URLSearchParams): Promise<void> {
@@ -96,10 +138,10 @@ export class DevtoolsApi {
     throw new HttpError(method === 'GET' || method === 'POST' ? 404 : 405, `no such endpoint: ${method} /api/${segments.join('/')}`)
   }
 
-  info(): { readonly storeKind: string; readonly liveSessions: readonly string[] } {
+  info(): { readonly storeKind: string; readonly liveSessions: readonly string[]; readonly opensSessions: boolean } {
     const { agents } = this
     const live = agents === undefined || typeof agents === 'function' ? [] : agents instanceof Map ? [...agents.keys()] : Object.keys(agents)
-    return { storeKind: this.store.kind, liveSessions: live }
+    return { storeKind: this.store.kind, liveSessions: [...new Set([...live, ...this.opened.keys()])], opensSessions: this.openAgent !== undefined }
   }
 
   async list(params: URLSearchParams) {
@@ -108,23 +150,27 @@ export class DevtoolsApi {
     const prefix = params.get('prefix') ?? undefined
     const sessions = await this.store.list({ ...(prefix === undefined ? {} : { prefix }), limit: q === '' ? limit : 1000 })
     const found = q === '' ? sessions : sessions.filter((s) => s.sessionId.toLowerCase().includes(q) || s.agentId.toLowerCase().includes(q))
-    return found.slice(0, limit).map((s) => ({ ...s, live: agentFor(this.agents, s.sessionId) !== undefined }))
+    return found.slice(0, limit).map((s) => ({ ...s, live: this.live(s.sessionId) }))
   }
 
   async session(sessionId: string) {
     const info = await this.store.info(sessionId)
     if (info === undefined) throw new HttpError(404, `no session '${sessionId}' in the ${this.store.kind} store`)
     const timeline = sessionTimeline(sessionId, await readAll(this.store, sessionId))
-    return { info: { ...info, live: agentFor(this.agents, sessionId) !== undefined }, timeline }
+    return { info: { ...info, live: this.live(sessionId) }, timeline }
   }
 
   async answer(req: IncomingMessage, sessionId: string, toolCallId: string) {
     const decision = decodeApprovalAnswer(await readBody(req), `POST /api/sessions/${sessionId}/approvals/${toolCallId}`)
-    const agent = agentFor(this.agents, sessionId)
-    if (agent === undefined) {
-      throw new HttpError(409, `no live agent holds session '${sessionId}' here: pass it to serveDevtools({ agents: { '${sessionId}': agent } }) to answer its approvals from the page`)
+    const agent = await this.agentFor(sessionId)
+    const opened = this.opened.get(sessionId)
+    const answered = agent.resolveApproval(toolCallId, decision)
+    if (opened !== undefined) {
+      // Opened here: once the resumed run is over (or at once, when nothing was answered) the session is given back, its lease released.
+      if (answered) void (agent as OpenedAgent).waitForIdle().then(() => this.release(sessionId), () => this.release(sessionId))
+      else void this.release(sessionId)
     }
-    if (!agent.resolveApproval(toolCallId, decision)) throw new HttpError(404, `session '${sessionId}' has no pending approval for tool call '${toolCallId}'`)
+    if (!answered) throw new HttpError(404, `session '${sessionId}' has no pending approval for tool call '${toolCallId}'`)
     return { answered: true, toolCallId, approved: decision.approved }
   }
 

@@ -7,7 +7,7 @@
  */
 export { devtoolsSessionUrl, serveDevtools, type DevtoolsServer } from './server.js'
 export { DEFAULT_DEVTOOLS_PORT, DEFAULT_DEVTOOLS_STORE } from './cli.js'
-export type { DevtoolsAgent, DevtoolsAgents, DevtoolsOptions } from './options.js'
+export type { DevtoolsAgent, DevtoolsAgents, DevtoolsOptions, OpenedAgent } from './options.js'
 export { sessionTimeline, messageGist } from './timeline.js'
 export { timelineMarbles } from './timeline-marbles.js'
 export {

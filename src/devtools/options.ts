@@ -14,6 +14,12 @@ export interface DevtoolsAgent {
   resolveApproval(toolCallId: string, decision: ApprovalDecision): boolean
 }
 
+/** An agent `openAgent` opened: answers approvals, says when its run is over, and closes its session (an `Agent` from `Agent.open` fits). */
+export interface OpenedAgent extends DevtoolsAgent {
+  waitForIdle(): Promise<void>
+  readonly session?: { close(): Promise<void> } | undefined
+}
+
 /** The live agents by session id: a record, a `Map`, or a lookup function. */
 export type DevtoolsAgents = Readonly<Record<string, DevtoolsAgent>> | ReadonlyMap<string, DevtoolsAgent> | ((sessionId: string) => DevtoolsAgent | undefined)
 
@@ -22,6 +28,14 @@ export interface DevtoolsOptions {
   readonly store: SessionStore
   /** Live agents whose pending approvals the page may answer, by session id. */
   readonly agents?: DevtoolsAgents
+  /**
+   * Opens a session no registered agent holds, to answer its pending approval
+   * here — typically `(sessionId) => Agent.open({ store, sessionId, streamFn, tools })`:
+   * the run resumes in this process (it needs the model and the tools). The
+   * session's lease decides: while another process holds it, the answer is
+   * refused (409) naming the holder. The session is closed when its run ends, or with the server.
+   */
+  readonly openAgent?: (sessionId: string) => Promise<OpenedAgent>
   /** Default 0: a free port (read it from `url`). */
   readonly port?: number
   /** Default `127.0.0.1`: the page answers approvals, so it listens on loopback unless told otherwise. */
@@ -57,7 +71,7 @@ const Agents = new t.Type<DevtoolsAgents, DevtoolsAgents, unknown>(
   t.identity,
 )
 
-const Options = struct('DevtoolsOptions', { store: StoreShape }, { agents: Agents, port: Port, host: t.string })
+const Options = struct('DevtoolsOptions', { store: StoreShape }, { agents: Agents, openAgent: FunctionValue, port: Port, host: t.string })
 
 /** Decodes `serveDevtools`'s options. @throws InvalidInputError naming the path (`store.events$`, `port`…). */
 export function decodeDevtoolsOptions(u: unknown): DevtoolsOptions {

@@ -62,9 +62,9 @@ function crossSite(req: IncomingMessage): boolean {
  * @throws InvalidInputError naming the option (`store.events$`, `port`…) when the options do not decode; rejects with the listen error (a port in use).
  */
 export async function serveDevtools(options: DevtoolsOptions): Promise<DevtoolsServer> {
-  const { store, agents, port = 0, host = '127.0.0.1' } = decodeDevtoolsOptions(options)
+  const { store, agents, openAgent, port = 0, host = '127.0.0.1' } = decodeDevtoolsOptions(options)
   const files = await loadStaticFiles()
-  const api = new DevtoolsApi(store, agents)
+  const api = new DevtoolsApi(store, agents, openAgent)
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://devtools.invalid')
@@ -100,7 +100,7 @@ export async function serveDevtools(options: DevtoolsOptions): Promise<DevtoolsS
         api.closeTails()
         server.close(() => resolve())
         server.closeAllConnections()
-      })),
+      }).then(() => api.closeOpened())),
   }
 }
 

@@ -120,7 +120,8 @@ export interface RunTimeline {
   readonly index: number
   readonly start: number
   readonly end: number | undefined
-  readonly status: 'running' | 'done' | 'failed'
+  /** `interrupted`: a later run started while this one had no end (its process went away; `Agent.open` resumes a run waiting for approvals as a new run). */
+  readonly status: 'running' | 'done' | 'failed' | 'interrupted'
   readonly stopReason: string | undefined
   readonly error: string | undefined
   /** The first prompt's text, shortened (the run's title). */

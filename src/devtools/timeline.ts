@@ -80,7 +80,6 @@ class RunBuilder {
   readonly turns: MutableTurn[] = []
   readonly messages: MessageItem[] = []
   readonly pending = new Map<string, PendingApprovalView>()
-  readonly callNames = new Map<string, string>()
   turn: MutableTurn | undefined
   modelBar: MutableBar | undefined
 
@@ -88,6 +87,8 @@ class RunBuilder {
     readonly runId: string,
     readonly index: number,
     readonly start: number,
+    /** Tool names by call id, for the whole session: a resumed run executes calls an earlier run's message made. */
+    readonly callNames: Map<string, string>,
   ) {
     this.from = start
     this.to = start
@@ -126,6 +127,13 @@ class RunBuilder {
     if (this.turn !== undefined && this.turn.end === undefined) this.turn.end = at
     this.modelBar = undefined
     this.pending.clear()
+  }
+
+  /** A later run started while this one was open: it ends at its last record. */
+  interrupt(): void {
+    this.end = this.to
+    this.status = 'interrupted'
+    this.close(this.to, 'aborted')
   }
 
   build(): RunTimeline {
@@ -211,7 +219,9 @@ class RunBuilder {
         break
       }
       case 'toolResult': {
+        this.callNames.set(message.toolCallId, message.toolName)
         const lane = this.tool(message.toolCallId)
+        lane.label = this.toolLabel(message.toolCallId)
         const bar = [...lane.bars].reverse().find((b) => b.kind === 'tool')
         if (bar !== undefined) {
           bar.position = position
@@ -329,6 +339,7 @@ export function sessionTimeline(sessionId: string, records: readonly SessionReco
   let current: RunBuilder | undefined
   let before: SessionRecord[] = []
   let lastPosition = 0
+  const callNames = new Map<string, string>()
   for (const record of records) {
     lastPosition = Math.max(lastPosition, record.position)
     const { body, at, position } = record
@@ -337,7 +348,8 @@ export function sessionTimeline(sessionId: string, records: readonly SessionReco
       continue
     }
     if (body.type === 'runStart') {
-      current = new RunBuilder(body.runId, runs.length, at)
+      current?.interrupt()
+      current = new RunBuilder(body.runId, runs.length, at, callNames)
       runs.push(current)
       for (const early of before) {
         current.see(early.at)

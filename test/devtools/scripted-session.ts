@@ -40,13 +40,13 @@ export interface ScriptedSession {
   readonly done: Promise<unknown>
 }
 
-/** The scripted model and tools of the session (`Agent.open` needs them again to resume it in another process). */
-export function sessionOptions() {
+/** The scripted model and tools of the session (`Agent.open` needs them again to resume it in another process: `answered` skips the model's first answers). */
+export function sessionOptions(answered = 0) {
   const model = scriptedModel([
     spread([chunk.start('m1'), chunk.thinking('Two files to read; '), chunk.thinking('read both at once.'), chunk.text('Reading both.'), ...toolCallChunks('read-a', 'read', { path: 'a.txt' }), ...toolCallChunks('read-b', 'read_slow', { path: 'b.txt' }), chunk.stop('toolUse'), chunk.usage({ input: 1200, output: 80, total: 1280 })]),
     spread(reply.toolCalls([{ id: 'write-c', name: 'write', args: { path: 'c.txt', text: 'a+b' } }], { usage: { input: 1500, output: 40, total: 1540 } })),
     spread(reply.text('Done: c.txt holds a and b.', { deltas: 4, usage: { input: 1700, output: 30, cacheRead: 1000, total: 2730 } })),
-  ], { model: modelSpec('scripted', 'scripted-1', { cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } }) })
+  ].slice(answered), { model: modelSpec('scripted', 'scripted-1', { cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } }) })
   return { id: 'devtools-demo', systemPrompt: 'Be brief.', model: model.model, streamFn: model.streamFn, tools: [slowTool('read', 20), slowTool('read_slow', 60), write], approveTool: 'resolveApproval' as const }
 }
 

@@ -97,7 +97,7 @@ describe('serveDevtools', () => {
   })
 
   it('lists and searches sessions, reads records from a position, and says what is wrong with a request', async () => {
-    expect((await get('/api/info')).body).toEqual({ storeKind: 'memory', liveSessions: ['demo-session'] })
+    expect((await get('/api/info')).body).toEqual({ storeKind: 'memory', liveSessions: ['demo-session'], opensSessions: false })
     expect((await get('/api/sessions')).body.map((s: { sessionId: string }) => s.sessionId)).toEqual(['demo-session'])
     expect((await get('/api/sessions?q=DEVTOOLS-de')).body).toHaveLength(1)
     expect((await get('/api/sessions?q=zzz')).body).toEqual([])

@@ -137,6 +137,22 @@ describe('sessionTimeline', () => {
     expect(tl.runs[1]!.lanes[1]!.marks.map((m) => [m.kind, m.label])).toEqual([['policy', 'stopped: policyStop (budget)']])
   })
 
+  it('ends a run left open when a later run starts (a resumed run), and names calls an earlier run made', () => {
+    const tl = sessionTimeline('s', records([
+      [0, init],
+      [10, { type: 'runStart', runId: 'a', prompts: [] }],
+      [10, { type: 'turnStart', turnIndex: 0 }],
+      [20, end(toolCalls('w1'))],
+      [30, { type: 'approvalRequested', toolCallId: 'w1', toolName: 'write', args: {} }],
+      [90, { type: 'approvalDecided', toolCallId: 'w1', decision: { approved: true }, by: 'resolveApproval' }],
+      [100, { type: 'runStart', runId: 'b', prompts: [] }],
+      [100, { type: 'toolExecutionStart', toolCallId: 'w1' }],
+    ]))
+    expect(tl.runs.map((r) => [r.runId, r.status, r.end])).toEqual([['a', 'interrupted', 90], ['b', 'running', undefined]])
+    expect(timelineMarbles(tl.runs[0]!, 10)).toEqual({ inputs: '---------', model: '=--------', 'write w1': '--?~~~~~!' })
+    expect(tl.runs[1]!.lanes[2]).toMatchObject({ label: 'write w1', bars: [{ kind: 'tool', status: 'running' }] })
+  })
+
   it('rejects a unit that is not positive', () => {
     const run = sessionTimeline('s', records([[0, init], [1, { type: 'runStart', runId: 'a', prompts: [] }]])).runs[0]!
     expect(() => timelineMarbles(run, 0)).toThrow(/unitMs must be a positive/)

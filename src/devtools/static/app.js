@@ -117,7 +117,7 @@ function render() {
   $('runs').replaceChildren(
     ...runs.map((r, i) =>
       h('button', { type: 'button', 'aria-pressed': i === state.run ? 'true' : 'false', dataset: { run: r.runId }, onclick: () => { state.run = i; state.followLatest = i === runs.length - 1; render() } },
-        `Run ${i + 1}${r.status === 'running' ? ' (running)' : r.status === 'failed' ? ' (failed)' : ''}: ${r.title || r.runId}`)),
+        `Run ${i + 1}${r.status === 'done' ? '' : ` (${r.status})`}: ${r.title || r.runId}`)),
   )
   renderApprovals(timeline.pendingApprovals, info.live)
   const run = runs[state.run]
@@ -144,7 +144,9 @@ function renderApprovals(pending, live) {
       return h('li', { class: 'approval', dataset: { approval: p.toolCallId } },
         h('strong', {}, p.toolName), ` (${p.toolCallId}) waits since ${new Date(p.at).toLocaleTimeString()}`,
         h('pre', {}, JSON.stringify(p.args, null, 2)),
-        live ? undefined : h('p', { class: 'muted' }, 'No live agent holding this session is registered with this server: answering will fail.'),
+        live ? undefined : h('p', { class: 'muted' }, state.opensSessions
+          ? 'No live agent holds this session here: answering opens it in this server (when no other process holds its lease) and the run goes on here.'
+          : 'No live agent holding this session is registered with this server: answering will fail.'),
         h('div', { class: 'actions' },
           h('button', { type: 'button', onclick: () => answer(true) }, `Approve ${p.toolName}`),
           h('label', { for: reason.id }, 'Reason'), reason,
@@ -257,7 +259,10 @@ $('legend').replaceChildren(
   '. Chunk marks and time to first token are kept only while a message streams.',
 )
 
-api('info').then((info) => ($('store-kind').textContent = `${info.storeKind} store`), (error) => say(error.message))
+api('info').then((info) => {
+  $('store-kind').textContent = `${info.storeKind} store`
+  state.opensSessions = info.opensSessions
+}, (error) => say(error.message))
 await loadSessions()
 const hash = /^#\/session\/(.+)$/.exec(location.hash)
 if (hash) openSession(decodeURIComponent(hash[1]))
