@@ -15,6 +15,7 @@ import { serveDevtools, type DevtoolsServer } from '../../src/devtools/index.js'
 import type { SessionStore } from '../../src/agent/session-store.js'
 import { memorySessionStore } from '../../src/sessions/memory-store.js'
 import { scriptedSession, type ScriptedSession } from './scripted-session.js'
+import { streamingSession } from './streaming-session.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const haveChromium = existsSync(CHROMIUM)
@@ -117,6 +118,21 @@ describe.skipIf(!haveChromium)(`the devtools page in headless Chromium${haveChro
     await page.getByRole('button', { name: /tool read_slow/ }).click()
     await expect.poll(() => inspector.locator('h4').textContent()).toBe('tool result: read_slow (read-b)')
     await page.screenshot({ path: join(ARTIFACTS, 'inspector.png'), fullPage: true })
+  })
+
+  it('draws a run streaming now: chunk marks, a retry, a fallback, the time to first token', async () => {
+    const id = await streamingSession(store)
+    await page.getByLabel('Search sessions').fill('release')
+    await page.getByRole('button', { name: new RegExp(id) }).click()
+    await expect.poll(() => page.locator('#session-title').textContent()).toBe(id)
+    await expect.poll(() => page.locator('[data-bar="turn-1"]').getAttribute('data-status')).toBe('running')
+    const marks = await page.locator('[data-lane="model"] [data-mark]').evaluateAll((ms) => ms.map((m) => m.getAttribute('data-mark')))
+    expect(marks).toEqual(['thinking', 'text', 'retry', 'fallback', 'text', 'text'])
+    expect(await page.locator('[data-chart="ttft"] rect[data-value]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-value')))).toEqual(['', '430'])
+    expect(await page.locator('[data-lane="tool:read-1"]').getAttribute('data-bars')).toBe('2')
+    expect(await page.locator('#runs button').first().textContent()).toContain('(running)')
+    await page.locator('#timeline').screenshot({ path: join(ARTIFACTS, 'streaming-timeline.png') })
+    await page.screenshot({ path: join(ARTIFACTS, 'streaming.png'), fullPage: true })
   })
 
   it('searches sessions and raised no error on the page', async () => {

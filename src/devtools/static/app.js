@@ -55,6 +55,8 @@ async function openSession(sessionId) {
   state.followLatest = true
   state.selected = undefined
   state.zoom = 1
+  say('')
+  $('message').replaceChildren(h('p', { class: 'muted' }, 'Choose a message, or a bar of the timeline.'))
   location.hash = `#/session/${encodeURIComponent(sessionId)}`
   for (const b of document.querySelectorAll('#session-list button')) b.setAttribute('aria-current', b.dataset.session === sessionId ? 'true' : 'false')
   await refresh()
@@ -254,7 +256,8 @@ $('search').addEventListener('input', () => {
   searchTimer = setTimeout(loadSessions, 200)
 })
 $('legend').replaceChildren(
-  'Bars: ', h('b', {}, 'model call'), ' per turn, ', h('b', {}, 'tool execution'), ' per call (overlaps ran together), ', h('b', {}, 'approval wait'), '. Marks: ',
+  'Bars: ', h('b', {}, 'model call'), ' per turn, ', h('b', {}, 'tool execution'), ' per call (overlaps ran together), ', h('b', {}, 'approval wait'),
+  '; purple while running, red on error, grey when aborted. Marks: ',
   ...Object.entries(MARK_LETTERS).map(([kind, letter], i) => `${i ? ', ' : ''}${letter} ${MARK_NAMES[kind]}`),
   '. Chunk marks and time to first token are kept only while a message streams.',
 )

@@ -146,7 +146,7 @@ export function drawCharts(container, turns) {
   container.replaceChildren(
     barChart('Input tokens', 'input', turns, turns.map((t) => t.inputTokens + t.cacheReadTokens + t.cacheWriteTokens), n),
     barChart('Output tokens', 'output', turns, turns.map((t) => t.outputTokens), n),
-    barChart('Cost', 'cost', turns, turns.map((t) => t.cost), (v) => `$${v >= 1 ? v.toFixed(2) : v.toPrecision(2)}`),
+    barChart('Cost', 'cost', turns, turns.map((t) => t.cost), (v) => (v === 0 ? '$0' : `$${v >= 1 ? v.toFixed(2) : v.toPrecision(2)}`)),
     barChart('Time to first token', 'ttft', turns, turns.map((t) => t.ttftMs ?? undefined), formatMs,
       'n/a: a message’s chunks are compacted into it when it ends; times to first token are known for turns watched live.'),
   )
