@@ -21,6 +21,7 @@ const entries = {
   'rxagent/providers': 'src/providers/index.ts',
   'rxagent/sessions': 'src/sessions/index.ts',
   'rxagent/devtools': 'src/devtools/index.ts',
+  'rxagent/pglite': 'src/sessions/pglite-store.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -125,6 +126,10 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'DeleteSessionsOptions', 'LeaseOutcome', 'MemorySessionStore', 'MemorySessionStoreOptions', 'SessionAppend',
       'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionListOptions', 'SessionStore',
     ],
+  },
+  'rxagent/pglite': {
+    values: ['DataDirLockedError', 'LOCK_FILE', 'SCHEMA_VERSION', 'SessionSchemaError', 'pgliteSessionStore'],
+    types: ['PgliteSessionStoreOptions', 'SqlLocation', 'SqlSessionStore'],
   },
 }
 

@@ -2,13 +2,17 @@
  * How `rxagent devtools` opens the stores a `--store` spec names. Each
  * driver is an optional peer, imported only when its kind is asked for.
  */
+import { existsSync } from 'node:fs'
 import type { StoreOpeners } from './cli.js'
 
 export const storeOpeners: StoreOpeners = {
-  pglite: async () => {
-    throw new Error('this build of rxagent has no PGlite session store yet')
+  pglite: async (dataDir) => {
+    // Opening a directory that is not there would create an empty store: say what is missing instead.
+    if (!existsSync(dataDir)) throw new Error(`no PGlite session store at '${dataDir}' (run the demo, npm run demo, to make one there, or pass --store pglite:<dir>)`)
+    const { pgliteSessionStore } = await import('../sessions/pglite-store.js')
+    return pgliteSessionStore({ dataDir })
   },
   postgres: async () => {
-    throw new Error('this build of rxagent has no PostgreSQL session store yet')
+    throw new Error('this build of rxagent has no PostgreSQL session store yet (--store pglite:<dir> works)')
   },
 }
