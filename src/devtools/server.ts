@@ -48,6 +48,20 @@ function crossSite(req: IncomingMessage): boolean {
   }
 }
 
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]'])
+const isLoopback = (host: string): boolean => LOOPBACK_NAMES.has(host) || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)
+
+/** On a loopback address, a request naming another host reached it through a name rebound to this machine (DNS rebinding): refused. */
+function foreignHost(req: IncomingMessage): boolean {
+  const header = req.headers.host
+  if (header === undefined) return true
+  try {
+    return !isLoopback(new URL(`http://${header}`).hostname)
+  } catch {
+    return true
+  }
+}
+
 /**
  * Serves the devtools page for the sessions in `options.store`: their
  * list, each run drawn as a timeline (live while it streams), the message
@@ -66,9 +80,11 @@ export async function serveDevtools(options: DevtoolsOptions): Promise<DevtoolsS
   const files = await loadStaticFiles()
   const api = new DevtoolsApi(store, agents, openAgent)
 
+  const loopback = isLoopback(host)
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://devtools.invalid')
     const answer = async (): Promise<void> => {
+      if (loopback && foreignHost(req)) throw new HttpError(403, `this server listens on ${host} and answers requests for localhost only, not for '${req.headers.host ?? ''}'`)
       if (crossSite(req)) throw new HttpError(403, `requests from another site's page (origin ${req.headers.origin ?? ''}) are refused`)
       const segments = segmentsOf(url.pathname)
       if (segments[0] === 'api') return api.handle(req, res, segments.slice(1), url.searchParams)

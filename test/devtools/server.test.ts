@@ -1,4 +1,5 @@
 /** serveDevtools: its options, the JSON endpoints, the live tail (SSE), answering an approval; over a store filled by a real Agent run. */
+import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { serveDevtools, type DevtoolsServer } from '../../src/devtools/index.js'
 import type { SessionTimeline } from '../../src/devtools/timeline-model.js'
@@ -108,6 +109,16 @@ describe('serveDevtools', () => {
     expect(await get('/api/sessions/nobody')).toEqual({ status: 404, body: { error: "no session 'nobody' in the memory store" } })
     expect((await get('/api/what')).status).toBe(404)
     expect((await get('/api/sessions/%E0%A4%A')).status).toBe(400)
+    // A page of another site that rebound its name to this machine sends its own name as the host.
+    const rebound = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL('/api/sessions', devtools.url)
+      request({ host: url.hostname, port: url.port, path: url.pathname, headers: { host: `evil.example:${url.port}` } }, (res) => {
+        let body = ''
+        res.on('data', (d) => (body += d)).on('end', () => resolve({ status: res.statusCode!, body }))
+      }).on('error', reject).end()
+    })
+    expect(rebound.status).toBe(403)
+    expect(rebound.body).toContain("answers requests for localhost only, not for 'evil.example:")
   })
 
   it('tails a session as server-sent events from a position (and Last-Event-ID), live', async () => {
