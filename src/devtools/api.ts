@@ -31,6 +31,7 @@ const PAGE = 1000
 /** Largest request body accepted (an approval's arguments). */
 const MAX_BODY = 1 << 20
 
+/** Answers with `value` as JSON. */
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value)
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })

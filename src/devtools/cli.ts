@@ -15,6 +15,7 @@ export const DEFAULT_DEVTOOLS_STORE = 'pglite:.rxagent/demo-session'
 /** The port `rxagent devtools` listens on unless told otherwise. */
 export const DEFAULT_DEVTOOLS_PORT = 4477
 
+/** What `rxagent devtools --help` prints. */
 export const DEVTOOLS_USAGE = `usage: rxagent devtools [--store <spec>] [--port <n>] [--host <h>]
 
 Serves the devtools page (sessions, run timelines, messages, approvals) over a session store.

@@ -23,6 +23,7 @@ export interface OpenedAgent extends DevtoolsAgent {
 /** The live agents by session id: a record, a `Map`, or a lookup function. */
 export type DevtoolsAgents = Readonly<Record<string, DevtoolsAgent>> | ReadonlyMap<string, DevtoolsAgent> | ((sessionId: string) => DevtoolsAgent | undefined)
 
+/** What {@link serveDevtools} takes. */
 export interface DevtoolsOptions {
   /** The sessions to show (any {@link SessionStore}: memory, PGlite, PostgreSQL). The server does not close it. */
   readonly store: SessionStore

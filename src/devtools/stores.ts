@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs'
 import type { StoreOpeners } from './cli.js'
 
+/** The openers `rxagent devtools` uses: `pglite:<dir>` with the PGlite store; PostgreSQL once its store is in the package. */
 export const storeOpeners: StoreOpeners = {
   pglite: async (dataDir) => {
     // Opening a directory that is not there would create an empty store: say what is missing instead.

@@ -67,6 +67,7 @@ export interface TimelineMark {
   readonly position: number
 }
 
+/** One row of the timeline: its bars (what lasted) and marks (what happened at an instant). */
 export interface TimelineLane {
   /** `inputs`, `model`, or `tool:<toolCallId>`. */
   readonly id: string
