@@ -54,7 +54,7 @@ export function drawTimeline(container, run, zoom, onSelect) {
   const width = LABEL_W + duration * pxPerMs + PAD_R
   const height = AXIS_H + run.lanes.length * LANE_H + 4
   const x = (at) => LABEL_W + (at - from) * pxPerMs
-  const svg = el('svg', { width, height, role: 'img', 'aria-label': `Timeline of run ${run.runId}: ${run.lanes.length} lanes` })
+  const svg = el('svg', { width, height, role: 'group', 'aria-label': `Timeline of run ${run.runId}: ${run.lanes.length} lanes` })
 
   const step = tickStep(pxPerMs)
   for (let t = 0; t <= duration; t += step) {
