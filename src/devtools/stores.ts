@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs'
 import type { StoreOpeners } from './cli.js'
 
-/** The openers `rxagent devtools` uses: `pglite:<dir>` with the PGlite store; PostgreSQL once its store is in the package. */
+/** The openers `rxagent devtools` uses: the PGlite store for `pglite:<dir>`, the PostgreSQL store for `postgres://…`. */
 export const storeOpeners: StoreOpeners = {
   pglite: async (dataDir) => {
     // Opening a directory that is not there would create an empty store: say what is missing instead.
@@ -13,7 +13,8 @@ export const storeOpeners: StoreOpeners = {
     const { pgliteSessionStore } = await import('../sessions/pglite-store.js')
     return pgliteSessionStore({ dataDir })
   },
-  postgres: async () => {
-    throw new Error('this build of rxagent has no PostgreSQL session store yet (--store pglite:<dir> works)')
+  postgres: async (connectionString) => {
+    const { postgresSessionStore } = await import('../sessions/postgres-store.js')
+    return postgresSessionStore({ connectionString })
   },
 }
