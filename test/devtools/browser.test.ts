@@ -98,7 +98,7 @@ describe.skipIf(!haveChromium)(`the devtools page in headless Chromium${haveChro
     expect(await page.locator('[data-lane="tool:write-c"] [data-mark]').count()).toBe(2)
     expect(await page.locator('[data-chart]').count()).toBe(4)
     expect(await page.locator('[data-chart="output"] rect[data-value]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-value')))).toEqual(['80', '40', '30'])
-    expect(await page.locator('#run-meta').textContent()).toMatch(/done · stop · .* · 3 turns · 3 tool calls/)
+    expect(await page.locator('#run-meta').textContent()).toMatch(/^done · stop · .* · 3 turns · 3 tool calls · 5,550 tokens · \$0\.0\d{3}$/)
     await page.locator('#timeline').screenshot({ path: join(ARTIFACTS, 'timeline.png') })
     await page.screenshot({ path: join(ARTIFACTS, 'run.png'), fullPage: true })
   })

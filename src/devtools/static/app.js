@@ -131,7 +131,9 @@ function render() {
     return
   }
   const took = run.end === undefined ? `running for ${formatMs(run.to - run.start)}` : `${formatMs(run.end - run.start)}`
-  $('run-meta').textContent = `${run.status}${run.stopReason ? ` · ${run.stopReason}` : ''}${run.error ? ` · ${run.error}` : ''} · ${took} · ${run.turns.length} turn${run.turns.length === 1 ? '' : 's'} · ${run.lanes.length - 2} tool call${run.lanes.length === 3 ? '' : 's'}`
+  const tokens = run.turns.reduce((n, t) => n + t.totalTokens, 0)
+  const cost = run.turns.reduce((n, t) => n + t.cost, 0)
+  $('run-meta').textContent = `${run.status}${run.stopReason ? ` · ${run.stopReason}` : ''}${run.error ? ` · ${run.error}` : ''} · ${took} · ${run.turns.length} turn${run.turns.length === 1 ? '' : 's'} · ${run.lanes.length - 2} tool call${run.lanes.length === 3 ? '' : 's'} · ${tokens.toLocaleString('en')} tokens · $${cost.toFixed(4)}`
   drawTimeline($('timeline'), run, state.zoom, select)
   drawCharts($('charts'), run.turns)
   renderMessages(run)
