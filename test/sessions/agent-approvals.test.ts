@@ -4,23 +4,24 @@
  * whoever opens the session sees it in `state.pendingApprovals`, and
  * `resolveApproval` resumes the run there.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ToolResultMessage } from '../../src/types/message.js'
 import { validTranscript } from '../../src/types/settle.js'
 import { reply } from '../../marbles/index.js'
-import { FakeSessionStore } from './fake-store.js'
-import { closeAll, crashCopy, handModel, logOf, openAgent, runs, until } from './session-kit.js'
+import { closeAll, closeStores, crashCopy, storeKinds, handModel, logOf, openAgent, runs, until } from './session-kit.js'
 
 afterEach(closeAll)
+afterAll(closeStores)
+beforeEach(() => runs.clear())
 
 const twoCalls = reply.toolCalls([
   { id: 'ap-rm1', name: 'rm', args: { path: '/tmp/a' } },
   { id: 'ap-e1', name: 'echo', args: { text: 'x' } },
 ])
 
-describe('approvals from anywhere', () => {
+describe.each(storeKinds)('approvals from anywhere (%s store)', (_kind, make) => {
   it('close() detaches a run waiting for approval; another opener resolves it and the run completes there', async () => {
-    const store = new FakeSessionStore()
+    const store = await make()
     const a = await openAgent(store, 'ap1', handModel([twoCalls]), { approveTool: 'resolveApproval' })
     const run = a.prompt('clean up')
     await until(() => a.state.pendingApprovals.length === 1, 'the approval request')
@@ -52,7 +53,7 @@ describe('approvals from anywhere', () => {
   })
 
   it('after a crash while waiting: a rejection resumes the run with the rejection as the result; other calls needing approval are asked again', async () => {
-    const store = new FakeSessionStore()
+    const store = await make()
     const calls = reply.toolCalls([
       { id: 'ap-rm2', name: 'rm', args: { path: '/a' } },
       { id: 'ap-rm3', name: 'rm', args: { path: '/b' } },
@@ -61,7 +62,7 @@ describe('approvals from anywhere', () => {
     void a.prompt('go')
     await until(() => a.state.pendingApprovals.length > 0, 'an approval request')
     await a.session!.flush()
-    const crashed = await crashCopy(store, 'ap2')
+    const crashed = await crashCopy(store, 'ap2', make)
     const b = await openAgent(crashed, 'ap2', handModel([reply.text('ok')]), { approveTool: 'resolveApproval', holder: 'b' })
     const pending = b.state.pendingApprovals.map((p) => p.toolCallId)
     expect(pending[0]).toBe('ap-rm2')
@@ -76,8 +77,39 @@ describe('approvals from anywhere', () => {
     expect(b.state.messages.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'stop' })
   })
 
+  it('decisions logged before the process stopped are kept: the resumed run does not ask about them again', async () => {
+    const store = await make()
+    const calls = reply.toolCalls([
+      { id: 'ap-rm5', name: 'rm', args: { path: '/a' } },
+      { id: 'ap-rm6', name: 'rm', args: { path: '/b' } },
+    ])
+    const a = await openAgent(store, 'ap5', handModel([calls]), { approveTool: 'resolveApproval' })
+    void a.prompt('go')
+    await until(() => a.state.pendingApprovals.length > 0, 'the first approval request')
+    await a.session!.flush()
+    const crashed = await crashCopy(store, 'ap5', make)
+    // What the stopped process had logged besides: rm5 approved, then rm6 asked.
+    const length = (await logOf(crashed, 'ap5')).length
+    await crashed.append('ap5', {
+      expectedSeq: length,
+      records: [
+        { at: 0, body: { type: 'approvalDecided', seq: length, toolCallId: 'ap-rm5', decision: { approved: true }, by: 'resolveApproval' } },
+        { at: 0, body: { type: 'approvalRequested', seq: length + 1, toolCallId: 'ap-rm6', toolName: 'rm', args: { path: '/b' } } },
+      ],
+    })
+    const b = await openAgent(crashed, 'ap5', handModel([reply.text('ok')]), { approveTool: 'resolveApproval', holder: 'b' })
+    expect(b.state.pendingApprovals.map((p) => p.toolCallId)).toEqual(['ap-rm6'])
+    expect(b.resolveApproval('ap-rm6', { approved: false, reason: 'keep it' })).toBe(true)
+    await b.waitForIdle()
+    const results = b.state.messages.filter((m): m is ToolResultMessage => m.role === 'toolResult')
+    expect(results.map((r) => [r.toolCallId, r.isError])).toEqual([['ap-rm5', false], ['ap-rm6', true]])
+    expect(runs.get('ap-rm5')).toBe(1)
+    expect(runs.get('ap-rm6')).toBeUndefined()
+    expect(b.log.filter((e) => e.type === 'approvalRequested').map((e) => e.type === 'approvalRequested' && e.toolCallId)).toEqual(['ap-rm5', 'ap-rm6'])
+  })
+
   it('abort() gives a suspended run up: its calls get error results, the agent takes prompts again', async () => {
-    const store = new FakeSessionStore()
+    const store = await make()
     const a = await openAgent(store, 'ap3', handModel([twoCalls]), { approveTool: 'resolveApproval' })
     void a.prompt('go')
     await until(() => a.state.pendingApprovals.length === 1, 'the approval request')
@@ -91,7 +123,7 @@ describe('approvals from anywhere', () => {
   })
 
   it('refuses a decision that does not decode for a suspended run', async () => {
-    const store = new FakeSessionStore()
+    const store = await make()
     const a = await openAgent(store, 'ap4', handModel([twoCalls]), { approveTool: 'resolveApproval' })
     void a.prompt('go')
     await until(() => a.state.pendingApprovals.length === 1, 'the approval request')
