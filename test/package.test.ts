@@ -54,7 +54,7 @@ const node = (args: string[]) => spawnSync(process.execPath, args, { cwd: app, e
 describe('npm pack', () => {
   it('ships the build, the license and the sources the maps point at, and no tests', () => {
     const files = packed.files.map((file) => file.path)
-    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions', 'src/mcp']) {
+    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions', 'src/devtools', 'src/mcp']) {
       expect(files).toContain(`dist/${entry}/index.js`)
       expect(files).toContain(`dist/${entry}/index.d.ts`)
     }
@@ -80,7 +80,7 @@ describe('npm pack', () => {
 })
 
 describe('loading the installed package', () => {
-  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/pglite', 'rxagent/postgres', 'rxagent/mcp']
+  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/pglite', 'rxagent/postgres', 'rxagent/devtools', 'rxagent/mcp']
 
   it('imports every entry point as ESM', () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`
@@ -90,11 +90,23 @@ describe('loading the installed package', () => {
     for (const entry of entries) expect(run.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
   })
 
-  it('rxagent/mcp without the MCP SDK installed: loads, and says which package to install when used', () => {
-    const script = `const { connectMcp } = await import('rxagent/mcp'); await connectMcp({ servers: {} }).then(() => console.log('connected'), (e) => console.log(e.message))`
-    const run = node(['--input-type=module', '-e', script])
+  it('serves the devtools page from the installed files, and has the rxagent command', async () => {
+    const script = `import { serveDevtools } from 'rxagent/devtools'
+import { memorySessionStore } from 'rxagent/sessions'
+const devtools = await serveDevtools({ store: memorySessionStore() })
+for (const path of ['/', '/app.js', '/draw.js', '/style.css']) console.log(path, (await fetch(new URL(path, devtools.url))).status)
+await devtools.close()`
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, encoding: 'utf8' })
     expect(run.stderr).toBe('')
-    expect(run.stdout).toMatch(/^connectMcp needs the optional peer dependency @modelcontextprotocol\/client: npm install @modelcontextprotocol\/client$/m)
+    expect(run.stdout).toBe('/ 200\n/app.js 200\n/draw.js 200\n/style.css 200\n')
+    const bin = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin.rxagent!
+    const help = node([join(installed, bin), 'devtools', '--help'])
+    expect(help.status).toBe(0)
+    expect(help.stdout).toMatch(/^usage: rxagent devtools/)
+    const wrong = node([join(installed, bin), 'devtools', '--store', 'mysql://x'])
+    expect(wrong.status).toBe(2)
+    expect(wrong.stderr).toMatch(/--store must be pglite:<dir> or postgres/)
+    expect(readFileSync(join(installed, bin), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/)
   })
 
   it('the database stores load without their optional peers, and say what to install when opened', () => {
@@ -109,6 +121,13 @@ for (const open of [() => pgliteSessionStore({ dataDir: 'unused' }), () => postg
       'pgliteSessionStore needs the optional peer dependency @electric-sql/pglite: npm install @electric-sql/pglite\n' +
         'postgresSessionStore needs the optional peer dependency pg: npm install pg\n',
     )
+  })
+
+  it('rxagent/mcp without the MCP SDK installed: loads, and says which package to install when used', () => {
+    const script = `const { connectMcp } = await import('rxagent/mcp'); await connectMcp({ servers: {} }).then(() => console.log('connected'), (e) => console.log(e.message))`
+    const run = node(['--input-type=module', '-e', script])
+    expect(run.stderr).toBe('')
+    expect(run.stdout).toMatch(/^connectMcp needs the optional peer dependency @modelcontextprotocol\/client: npm install @modelcontextprotocol\/client$/m)
   })
 
   it("require('rxagent') works on Node 20.19+ (require of the ESM build)", () => {

@@ -22,6 +22,7 @@ const entries = {
   'rxagent/otel': 'src/otel/index.ts',
   'rxagent/ag-ui': 'src/ag-ui/index.ts',
   'rxagent/sessions': 'src/sessions/index.ts',
+  'rxagent/devtools': 'src/devtools/index.ts',
   'rxagent/pglite': 'src/sessions/pglite-store.ts',
   'rxagent/postgres': 'src/sessions/postgres-store.ts',
   'rxagent/mcp': 'src/mcp/index.ts',
@@ -115,6 +116,13 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'OpenAICustomTool', 'OpenAIReasoningSummary', 'OpenAIResponsesRequestSettings', 'OpenAIResponsesSettings',
       'ProviderSettings', 'ReasoningEffort', 'ReplayTarget', 'RouteSettings', 'SseEvent', 'TransportOptions',
       'WireDecoder', 'WireProtocol',
+    ],
+  },
+  'rxagent/devtools': {
+    values: ['DEFAULT_DEVTOOLS_PORT', 'DEFAULT_DEVTOOLS_STORE', 'MARK_LETTERS', 'devtoolsSessionUrl', 'messageGist', 'serveDevtools', 'sessionTimeline', 'timelineMarbles'],
+    types: [
+      'BarStatus', 'DevtoolsAgent', 'DevtoolsAgents', 'DevtoolsOptions', 'DevtoolsServer', 'LaneKind', 'MarkKind', 'MessageItem',
+      'OpenedAgent', 'PendingApprovalView', 'RunTimeline', 'SessionTimeline', 'TimelineBar', 'TimelineLane', 'TimelineMark', 'TurnSummary',
     ],
   },
   'rxagent/otel': {

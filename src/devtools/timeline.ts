@@ -1,0 +1,67 @@
+/**
+ * A session's records → its runs drawn as lanes of bars and marks: the same
+ * picture as the marble tests, with real times. A pure function of the
+ * records (in position order), so the page can redraw it after every record
+ * of a live tail.
+ *
+ * ```
+ * records: runStart turnStart stream(text) messageEnd(assistant: 2 tool calls) toolStart(a) toolStart(b) toolEnd(b) toolEnd(a) …
+ * model:   [=t====]
+ * tool a:          [=========]
+ * tool b:           [===]          overlapping bars: the calls ran together
+ * ```
+ *
+ * What the log does not hold is not drawn: the chunks of a finished message
+ * are compacted into its `messageEnd` (its content is in the inspector; its
+ * chunk marks and time to first token are there only while it streams), and
+ * policy verdicts appear only as the stop reason they caused.
+ */
+import type { SessionRecord } from '../agent/session-store.js'
+import type { SessionTimeline } from './timeline-model.js'
+import { RunBuilder } from './timeline-run.js'
+
+export { messageGist } from './timeline-run.js'
+
+/**
+ * Draws a session's records (any prefix of them, in position order) as
+ * runs of lanes. Records before the first run (the `init`, commands,
+ * queued messages) go to the run that follows them; entries of an
+ * unknown kind are skipped.
+ */
+export function sessionTimeline(sessionId: string, records: readonly SessionRecord[]): SessionTimeline {
+  let agentId: string | undefined
+  const runs: RunBuilder[] = []
+  let current: RunBuilder | undefined
+  let before: SessionRecord[] = []
+  let lastPosition = 0
+  const callNames = new Map<string, string>()
+  for (const record of records) {
+    lastPosition = Math.max(lastPosition, record.position)
+    const { body, at, position } = record
+    if (body.type === 'init') {
+      agentId = body.agentId
+      continue
+    }
+    if (body.type === 'runStart') {
+      current?.interrupt()
+      current = new RunBuilder(body.runId, runs.length, at, callNames)
+      runs.push(current)
+      for (const early of before) {
+        current.see(early.at)
+        if (early.body.type !== 'stream') current.entry(early.body, early.at, early.position)
+      }
+      before = []
+      continue
+    }
+    if (current === undefined) {
+      before.push(record)
+      continue
+    }
+    current.see(at)
+    if (body.type === 'stream') current.stream(body, at, position)
+    else current.entry(body, at, position)
+    if (body.type === 'agentEnd' || body.type === 'runFailed') current = undefined
+  }
+  const built = runs.map((r) => r.build())
+  return { sessionId, agentId, lastPosition, runs: built, pendingApprovals: built.flatMap((r) => r.pendingApprovals) }
+}
