@@ -3,13 +3,14 @@
  * (`GET /sessions/:id/events`): for a demo, a test, a sidecar process. An
  * application with its own server mounts {@link sessionEventsHandler} instead.
  */
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import * as t from 'io-ts'
 import type { SessionStore } from '../agent/session-store.js'
 import { NonNegativeInteger, struct } from '../types/codec.js'
 import { decodeInput } from '../types/input.js'
-import { checkStore, sessionEventsHandler, type SessionEventsOptions } from './sse.js'
+import { checkStore } from './sse-options.js'
+import { sessionEventsHandler, type SessionEventsOptions } from './sse.js'
 
 /** Options of {@link serveSessions}: where to listen, and the handler's options. */
 export interface ServeSessionsOptions extends SessionEventsOptions {
@@ -39,7 +40,10 @@ export async function serveSessions(store: SessionStore, options: ServeSessionsO
   checkStore(store, 'serveSessions')
   const { port = 0, host = '127.0.0.1', ...handlerOptions } = options
   decodeInput(Listen, { port, host }, 'serveSessions', 'options')
-  const server = createServer(sessionEventsHandler(store, handlerOptions))
+  const handler = sessionEventsHandler(store, handlerOptions)
+  // Loaded here, so that importing rxagent/sessions (the memory store) loads no Node-only module.
+  const { createServer } = await import('node:http')
+  const server = createServer(handler)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {

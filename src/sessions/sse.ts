@@ -28,7 +28,7 @@ import type { SessionRecord, SessionStore } from '../agent/session-store.js'
 import { errorText } from '../types/codec.js'
 import { checkStore, requestedFrom, resolveOptions, type SessionEventsHandler, type SessionEventsOptions, type SessionStreamEnd, type Settings } from './sse-options.js'
 
-export { checkStore, sessionIdFromPath, type SessionEventsHandler, type SessionEventsOptions, type SessionStreamEnd, type SessionStreamEndInfo } from './sse-options.js'
+export { sessionIdFromPath, type SessionEventsHandler, type SessionEventsOptions, type SessionStreamEnd, type SessionStreamEndInfo } from './sse-options.js'
 
 /** A plain-text answer (an error), or the end of a response that has started. */
 function plain(res: ServerResponse, status: number, message: string, headers: Readonly<Record<string, string>> = {}): void {
