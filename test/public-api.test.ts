@@ -20,6 +20,7 @@ const entries = {
   'rxagent/marbles': 'marbles/index.ts',
   'rxagent/providers': 'src/providers/index.ts',
   'rxagent/sessions': 'src/sessions/index.ts',
+  'rxagent/pglite': 'src/sessions/pglite-store.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -119,6 +120,10 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionListOptions', 'SessionStore',
       'ServeSessionsOptions', 'SessionEventsHandler', 'SessionEventsOptions', 'SessionServer', 'SessionStreamEnd', 'SessionStreamEndInfo',
     ],
+  },
+  'rxagent/pglite': {
+    values: ['DataDirLockedError', 'LOCK_FILE', 'SCHEMA_VERSION', 'SessionSchemaError', 'pgliteSessionStore'],
+    types: ['PgliteSessionStoreOptions', 'SqlLocation', 'SqlSessionStore'],
   },
 }
 
