@@ -50,9 +50,12 @@ export interface SessionEventsOptions {
   readonly retryMs?: number
   /**
    * The most bytes the response may hold that the client has not taken yet
-   * (Node's `writableLength`). Past it, the response ends after the event just
-   * written and the client reconnects from there (default 1 MiB). At least
-   * one event is written per response, so a client always makes progress.
+   * (Node's `writableLength`). Past it, the response ends after the events
+   * written so far and the client reconnects from the last one (default 1 MiB).
+   * It is checked once Node has handed a tick's writes to the socket, so a
+   * burst written at once (records appended in one batch) may pass it by its
+   * own size; a response always writes what it was given before it ends, so a
+   * client always makes progress.
    */
   readonly maxBufferedBytes?: number
   /** Records read per page of the replay (default 500). */

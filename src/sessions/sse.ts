@@ -147,6 +147,7 @@ class SessionEventStream {
     )
   }
 
+  /** Writes a record as one event; one at or before the last one sent is not sent again. */
   private send(record: SessionRecord): void {
     if (this.ended || record.position <= this.last) return
     const event = this.s.eventNames === 'type' ? `event: ${record.body.type}\n` : ''
@@ -180,7 +181,7 @@ class SessionEventStream {
     this.ended = true
     for (const subscription of this.subscriptions) subscription.unsubscribe()
     this.resume()
-    if (reason === 'error') this.res.write(`: the session's store failed: ${errorText(error).replace(/\s+/g, ' ')}\n\n`)
+    if (reason === 'error' && !this.res.destroyed) this.res.write(`: the session's store failed: ${errorText(error).replace(/\s+/g, ' ')}\n\n`)
     if (!this.res.writableEnded) this.res.end()
     if (this.s.onStreamEnd === undefined) return
     try {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidInputError } from '../../src/types/input.js'
 import { serveSessions } from '../../src/sessions/serve-sessions.js'
-import { sessionEventsHandler } from '../../src/sessions/sse.js'
+import { sessionEventsHandler, type SessionStreamEndInfo } from '../../src/sessions/sse.js'
+import { throwError } from 'rxjs'
 import { memorySessionStore } from '../../src/sessions/memory-store.js'
 import { openRaw, until, Writer } from './sse-support.js'
 import { sseSuite } from './sse-suite.js'
@@ -44,6 +45,55 @@ describe('the SSE helper over the memory store', () => {
       await until(() => store.tails === 0, 'the tail released')
     } finally {
       await server.close()
+      await store.close()
+    }
+  })
+})
+
+describe('the SSE helper when the store fails', () => {
+  it('a tail that errors ends the response with a comment saying why, and onStreamEnd is told', async () => {
+    const store = memorySessionStore()
+    const writer = new Writer(store, 's')
+    await writer.init()
+    const failing = Object.create(store) as typeof store
+    Object.defineProperty(failing, 'events$', { value: () => throwError(() => new Error('connection\nlost')) })
+    const ends: SessionStreamEndInfo[] = []
+    const server = await serveSessions(failing, { heartbeatMs: 0, onStreamEnd: (info) => ends.push(info) })
+    try {
+      const raw = await openRaw(`${server.url}/sessions/s/events`)
+      await raw.done
+      expect(raw.events.map((e) => e.id)).toEqual(['1'])
+      expect(raw.comments).toEqual(["the session's store failed: connection lost"])
+      expect(ends.map((e) => [e.reason, (e.error as Error).message])).toEqual([['error', 'connection\nlost']])
+    } finally {
+      await server.close()
+      await store.close()
+    }
+  })
+
+  it('a store that cannot say whether the session exists: 500 with the reason; an onStreamEnd that throws becomes a warning', async () => {
+    const store = memorySessionStore()
+    const writer = new Writer(store, 's')
+    await writer.init()
+    const failing = Object.create(store) as typeof store
+    Object.defineProperty(failing, 'info', { value: () => Promise.reject(new Error('database is down')) })
+    const warnings: string[] = []
+    const onWarning = (w: Error) => warnings.push(w.message)
+    process.on('warning', onWarning)
+    const broken = await serveSessions(failing, { heartbeatMs: 0 })
+    const throwing = await serveSessions(store, { heartbeatMs: 0, onStreamEnd: () => { throw new Error('oops') } })
+    try {
+      const answer = await fetch(`${broken.url}/sessions/s/events`)
+      expect([answer.status, await answer.text()]).toEqual([500, 'could not read the session: database is down\n'])
+      const raw = await openRaw(`${throwing.url}/sessions/s/events`)
+      await until(() => raw.events.length === 1, 'the replay')
+      raw.close()
+      await until(() => warnings.length === 1, 'the warning')
+      expect(warnings).toEqual(['sessionEventsHandler: onStreamEnd threw: oops'])
+    } finally {
+      process.off('warning', onWarning)
+      await broken.close()
+      await throwing.close()
       await store.close()
     }
   })
