@@ -58,7 +58,7 @@ describe('npm pack', () => {
       expect(files).toContain(`dist/${entry}/index.js`)
       expect(files).toContain(`dist/${entry}/index.d.ts`)
     }
-    for (const store of ['pglite-store']) expect(files).toContain(`dist/src/sessions/${store}.js`)
+    for (const store of ['pglite-store', 'postgres-store']) expect(files).toContain(`dist/src/sessions/${store}.js`)
     expect(files).toContain('LICENSE')
     expect(files.filter((file) => file.startsWith('test/') || file.startsWith('dist/test/') || file.startsWith('dist/examples/'))).toEqual([])
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License[\s\S]*rxagent contributors/)
@@ -80,7 +80,7 @@ describe('npm pack', () => {
 })
 
 describe('loading the installed package', () => {
-  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/pglite']
+  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/pglite', 'rxagent/postgres']
 
   it('imports every entry point as ESM', () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`
@@ -88,6 +88,20 @@ describe('loading the installed package', () => {
     expect(run.stderr).toBe('')
     expect(run.status).toBe(0)
     for (const entry of entries) expect(run.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
+  })
+
+  it('the database stores load without their optional peers, and say what to install when opened', () => {
+    const script = `const { pgliteSessionStore } = await import('rxagent/pglite')
+const { postgresSessionStore } = await import('rxagent/postgres')
+for (const open of [() => pgliteSessionStore({ dataDir: 'unused' }), () => postgresSessionStore({ connectionString: 'postgresql://127.0.0.1:1/x' })]) {
+  console.log(await open().then(() => 'opened', (e) => e.message))
+}`
+    const run = node(['--input-type=module', '-e', script])
+    expect(run.stderr).toBe('')
+    expect(run.stdout).toBe(
+      'pgliteSessionStore needs the optional peer dependency @electric-sql/pglite: npm install @electric-sql/pglite\n' +
+        'postgresSessionStore needs the optional peer dependency pg: npm install pg\n',
+    )
   })
 
   it("require('rxagent') works on Node 20.19+ (require of the ESM build)", () => {

@@ -21,6 +21,7 @@ const entries = {
   'rxagent/providers': 'src/providers/index.ts',
   'rxagent/sessions': 'src/sessions/index.ts',
   'rxagent/pglite': 'src/sessions/pglite-store.ts',
+  'rxagent/postgres': 'src/sessions/postgres-store.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -124,6 +125,10 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
   'rxagent/pglite': {
     values: ['DataDirLockedError', 'LOCK_FILE', 'SCHEMA_VERSION', 'SessionSchemaError', 'pgliteSessionStore'],
     types: ['PgliteSessionStoreOptions', 'SqlLocation', 'SqlSessionStore'],
+  },
+  'rxagent/postgres': {
+    values: ['SCHEMA_VERSION', 'SessionSchemaError', 'postgresSessionStore'],
+    types: ['PostgresSessionStoreOptions', 'SqlLocation', 'SqlSessionStore'],
   },
 }
 
