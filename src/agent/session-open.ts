@@ -101,7 +101,7 @@ export async function openSession<A>(options: AgentOpenOptions, build: BuildAgen
     const restored = records.length === 0 ? undefined : restoredLog(records, options)
     const parts = build(agentOptions, restored?.replay)
     let session: AgentSession | undefined
-    const writer = new SessionWriter({ store, sessionId, holder, now: () => parts.scheduler.now(), onFailure: (error) => session?.failed(error) }, restored === undefined ? 0 : restored.replay.entries.length)
+    const writer = new SessionWriter({ store, sessionId, holder, scheduler: parts.scheduler, onFailure: (error) => session?.failed(error) }, restored === undefined ? 0 : restored.replay.entries.length)
     session = new AgentSession(sessionId, store, holder, writer, sessionAgent(parts), ttlMs)
     if (restored === undefined) writer.entry(parts.store.log[0]!)
     parts.store.log$.subscribe((entry) => writer.entry(entry))
@@ -169,14 +169,15 @@ function restoredLog(records: readonly SessionRecord[], options: AgentOpenOption
     const what = `record at position ${record.position} of session '${sessionId}'`
     const body: unknown = record.body
     if ((body as { type?: unknown } | null)?.type === 'stream') {
-      const decoded = decodeInput(StreamRecord, body, 'Agent.open', what)
+      // `is` first: a store hands back what it checked; decoding is for the error's paths.
+      const decoded = StreamRecord.is(body) ? body : decodeInput(StreamRecord, body, 'Agent.open', what)
       if (decoded.afterSeq !== entries.length) continue
       stream ??= { at: record.at, chunks: [] }
       stream.chunks.push(...decoded.chunks)
       continue
     }
     // The first entry through `decodeAgentLog`: a newer log format is named as such.
-    const entry = entries.length === 0 ? decodeAgentLog([body], 'Agent.open', what)[0]! : decodeInput(AgentLogEntry, body, 'Agent.open', what)
+    const entry = entries.length === 0 ? decodeAgentLog([body], 'Agent.open', what)[0]! : AgentLogEntry.is(body) ? body : decodeInput(AgentLogEntry, body, 'Agent.open', what)
     if (entry.seq !== entries.length) throw invalidInput('Agent.open', what, '.seq', `expected log entry ${entries.length}, got ${describeValue(entry.seq)}`, entry.seq)
     entries.push(entry)
     stream = undefined

@@ -7,10 +7,17 @@
  * records, not 10,000 rows.
  *
  * The per-delta path is a type test and a string concatenation: no record,
- * no Promise, no clock read. A batch is sent from a microtask, so what a
- * synchronous burst logs goes in one append.
+ * no Promise, no clock read. A batch with a log entry is sent from a
+ * microtask (what a synchronous burst logs goes in one append); a batch of
+ * stream chunks alone lingers on the scheduler first — at least
+ * {@link STREAM_LINGER_MS}, and {@link LINGER_PER_APPEND} times as long as
+ * the last append took (at most {@link MAX_STREAM_LINGER_MS}), so that
+ * streaming spends about a tenth of its time appending whatever the
+ * database costs, and a model streaming slowly costs one append per
+ * linger, not one per delta. (Chunks are for resuming readers and crash
+ * recovery; what is acknowledged is the log.)
  */
-import { BehaviorSubject, type Observable } from 'rxjs'
+import { BehaviorSubject, type Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import { errorText } from '../types/codec.js'
 import type { ProviderChunk } from '../types/chunk.js'
 import type { AgentLogEntry } from './agent-log.js'
@@ -22,8 +29,8 @@ export interface SessionWriterTarget {
   readonly sessionId: string
   /** The lease holder: every append is fenced by it. */
   readonly holder: string
-  /** Record times (the agent's scheduler). */
-  readonly now: () => number
+  /** Record times and the stream linger (the agent's scheduler). */
+  readonly scheduler: SchedulerLike
   /** Told once when an append fails: the session can no longer be written. */
   readonly onFailure: (error: SessionWriteError) => void
 }
@@ -41,6 +48,13 @@ export class SessionWriteError extends Error {
     super(`session '${sessionId}' (${storeKind} store): could not append the log after entry ${durableSeq - 1}: ${errorText(cause)}`)
   }
 }
+
+/** How long a batch of stream chunks alone waits at least before it is sent (a log entry sends it at once). */
+export const STREAM_LINGER_MS = 50
+/** A batch of stream chunks alone waits this many times as long as the last append took. */
+export const LINGER_PER_APPEND = 8
+/** ... and at most this long. */
+export const MAX_STREAM_LINGER_MS = 1000
 
 type DeltaType = 'textDelta' | 'thinkingDelta' | 'toolUseArgsDelta'
 
@@ -66,7 +80,14 @@ export class SessionWriter {
   private batchNo = 1
   private committedBatch = 0
   private inFlight = false
-  private scheduled = false
+  /** A send is queued as a microtask. */
+  private queued = false
+  /** The linger of a batch of stream chunks alone. */
+  private lingering: Subscription | undefined
+  /** Whether `batch` holds a log entry (then it is sent at once). */
+  private urgent = false
+  /** How long a batch of stream chunks alone waits now (see the module comment). */
+  private linger = STREAM_LINGER_MS
   private accepting = true
   private failure: SessionWriteError | undefined
   private waiters: Waiter[] = []
@@ -99,8 +120,9 @@ export class SessionWriter {
   entry(entry: AgentLogEntry): void {
     if (!this.accepting) return
     this.endStream()
-    this.batch.push({ at: this.target.now(), body: entry })
+    this.batch.push({ at: this.target.scheduler.now(), body: entry })
     this.logged = entry.seq + 1
+    this.urgent = true
     this.kick()
   }
 
@@ -133,6 +155,11 @@ export class SessionWriter {
     if (this.failure !== undefined) return Promise.reject(this.failure)
     const batch = this.batch.length > 0 ? this.batchNo : this.inFlight ? this.batchNo - 1 : this.committedBatch
     if (batch <= this.committedBatch) return Promise.resolve()
+    // What lingers goes now.
+    if (this.batch.length > 0) {
+      this.urgent = true
+      this.kick()
+    }
     return new Promise<void>((resolve, reject) => this.waiters.push({ batch, resolve, reject }))
   }
 
@@ -172,21 +199,31 @@ export class SessionWriter {
     if (chunks === undefined) {
       chunks = []
       this.chunks = chunks
-      this.batch.push({ at: this.target.now(), body: { type: 'stream', afterSeq: this.logged, chunks } })
+      this.batch.push({ at: this.target.scheduler.now(), body: { type: 'stream', afterSeq: this.logged, chunks } })
       this.kick()
     }
     return chunks
   }
 
+  /** Sends the batch soon: at once (a microtask) when it is urgent, after the linger when it holds stream chunks alone. */
   private kick(): void {
-    if (this.scheduled || this.inFlight) return
-    this.scheduled = true
-    queueMicrotask(this.send)
+    if (this.inFlight || this.queued) return
+    if (this.urgent) {
+      this.lingering?.unsubscribe()
+      this.lingering = undefined
+      this.queued = true
+      queueMicrotask(this.send)
+    } else {
+      this.lingering ??= this.target.scheduler.schedule(this.send, this.linger)
+    }
   }
 
   private readonly send = (): void => {
-    this.scheduled = false
+    this.queued = false
+    this.lingering?.unsubscribe()
+    this.lingering = undefined
     if (this.inFlight || this.batch.length === 0 || this.failure !== undefined) return
+    this.urgent = false
     this.endStream()
     const records = this.batch
     this.batch = []
@@ -194,7 +231,8 @@ export class SessionWriter {
     const expectedSeq = this.committed
     const length = this.logged
     this.inFlight = true
-    const { store, sessionId, holder } = this.target
+    const { store, sessionId, holder, scheduler } = this.target
+    const started = scheduler.now()
     let appending: Promise<unknown>
     try {
       appending = store.append(sessionId, { expectedSeq, records, leaseHolder: holder })
@@ -204,11 +242,12 @@ export class SessionWriter {
     appending.then(
       () => {
         this.inFlight = false
+        this.linger = Math.min(MAX_STREAM_LINGER_MS, Math.max(STREAM_LINGER_MS, LINGER_PER_APPEND * (scheduler.now() - started)))
         this.committed = length
         this.committedBatch = batch
         this.durable$$.next(length)
         this.waiters = this.waiters.filter((w) => (w.batch <= batch ? (w.resolve(), false) : true))
-        if (this.batch.length > 0) this.send()
+        if (this.batch.length > 0) this.kick()
       },
       (error: unknown) => {
         this.inFlight = false
@@ -223,6 +262,8 @@ export class SessionWriter {
     this.batch = []
     this.chunks = undefined
     this.deltaType = undefined
+    this.lingering?.unsubscribe()
+    this.lingering = undefined
     const waiters = this.waiters
     this.waiters = []
     for (const w of waiters) w.reject(failure)
