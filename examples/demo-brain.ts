@@ -115,7 +115,8 @@ export function questionOf(n: number): string {
 
 // --- The scripted model: decides from the conversation it is sent. ------------
 
-export const scriptedModel = modelSpec('scripted', 'demo-brain', { cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } })
+/** The scripted model (priced like a mid-size model, so that the demo prints a cost). */
+export const demoBrain = modelSpec('scripted', 'demo-brain', { cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } })
 
 const textOf = (m: ToolResultMessage): string => m.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
 
@@ -193,7 +194,7 @@ export function scriptedStream(scheduler: SchedulerLike = asyncScheduler): Strea
 /** The model to use: `offline` or no key → the scripted one. */
 export function chooseModel(offline: boolean): { model: ModelSpec; streamFn: StreamFn; label: string } {
   const env = process.env
-  const scripted = { model: scriptedModel, streamFn: scriptedStream(), label: 'offline: scripted model (set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENAI_COMPATIBLE_BASE_URL for a real one)' }
+  const scripted = { model: demoBrain, streamFn: scriptedStream(), label: 'offline: scripted model (set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENAI_COMPATIBLE_BASE_URL for a real one)' }
   if (offline || env['RXAGENT_OFFLINE'] === '1') return scripted
   const compatibleUrl = env['OPENAI_COMPATIBLE_BASE_URL']
   const pick =
