@@ -10,7 +10,7 @@ import * as t from 'io-ts'
 import { Agent, agentLoop, defineTool, fromAsyncIterable, userMessage, assistantMessage } from '../../dist/src/index.js'
 import { chunk, scriptedModel } from '../../dist/marbles/index.js'
 import { asyncSource, lastAnswerLength, streamedTextLength, textDeltas, toolTurn } from '../inputs.mjs'
-import { closeStores, made, storeOf } from '../durable-stores.mjs'
+import { durableScenarios } from '../durable.mjs'
 
 export const name = 'rxagent'
 
@@ -127,81 +127,6 @@ function promptRun(agent) {
   }
 }
 
-// --- DURABLE: the Agent with its log in a SessionStore (`Agent.open`, a new session per run). ---
-
-let sessions = 0
-let previous
-
-/** A new session of `kind`'s store (made once per process); the previous run's session is closed first (untimed). */
-async function durableAgent(kind, scripts, tools = []) {
-  await previous?.session.close()
-  const model = mockModel(scripts)
-  const store = await storeOf(kind)
-  const agent = await Agent.open({ store, sessionId: `bench-${process.pid}-${sessions++}`, systemPrompt: 'You are a benchmark.', model: model.model, streamFn: model.streamFn, tools })
-  previous = agent
-  return agent
-}
-
-/** Why a scenario cannot run in this process (the worker reports it as skipped), or undefined. */
-export async function skip(scenario) {
-  const kind = /^durable-.*-(memory|pglite|postgres)$/.exec(scenario)?.[1]
-  return kind === undefined ? undefined : (await made(kind)).skipped
-}
-
-/** Closes what the process opened (the last session, the stores). */
-export async function teardown() {
-  await previous?.session.close()
-  await closeStores()
-}
-
-/** A session of `size` log entries: tool turns of one long prompt, as a plain Agent logs them. */
-async function sessionOf(size) {
-  const turns = Math.ceil(size / 12)
-  const model = mockModel(toolScripts(turns))
-  const agent = new Agent({ systemPrompt: 'You are a benchmark.', model: model.model, streamFn: model.streamFn, tools: [echo] })
-  await agent.prompt('go')
-  return agent.log
-}
-
-const opened = new Map()
-
-/** `size` log entries in a session of `kind`'s store, written once per process (in batches, untimed). */
-async function storedSession(kind, size) {
-  if (!opened.has(kind)) {
-    opened.set(kind, (async () => {
-      const log = await sessionOf(size)
-      const store = await storeOf(kind)
-      const sessionId = `bench-open-${process.pid}`
-      for (let from = 0; from < log.length; from += 1000) {
-        await store.append(sessionId, { expectedSeq: from, records: log.slice(from, from + 1000).map((body) => ({ at: 0, body })) })
-      }
-      return { store, sessionId, entries: log.length }
-    })())
-  }
-  return opened.get(kind)
-}
-
-const openModel = mockModel([textScript(['unused'])])
-
-/** Times `Agent.open` of a stored session (the agent opened by the previous run is closed first, untimed). */
-async function openRun(kind, size) {
-  await previous?.session.close()
-  previous = undefined
-  const { store, sessionId, entries } = await storedSession(kind, size)
-  return async () => {
-    previous = await Agent.open({ store, sessionId, tools: [echo], systemPrompt: 'You are a benchmark.', model: openModel.model, streamFn: openModel.streamFn })
-    return { entries: previous.log.length, expected: entries }
-  }
-}
-
-const durable = Object.fromEntries(
-  ['memory', 'pglite', 'postgres'].flatMap((kind) => [
-    [`durable-tools-${kind}`, async (turns) => promptRun(await durableAgent(kind, toolScripts(turns), [echo]))],
-    [`durable-text-${kind}`, async (n) => promptRun(await durableAgent(kind, [textScript(textDeltas(n))]))],
-    [`durable-open-${kind}`, (size) => openRun(kind, size)],
-  ]),
-)
-
 const toolScripts = (turns) => [...Array.from({ length: turns }, (_, turn) => toolScript(turn)), textScript(['done'])]
 
 export const echo = defineTool({
@@ -210,6 +135,10 @@ export const echo = defineTool({
   parameters: t.type({ value: t.string, n: t.number, tags: t.array(t.string) }),
   execute: ({ value }) => value,
 })
+
+const durable = durableScenarios({ Agent, mockModel, promptRun, agentRun, toolScripts: (turns) => toolScripts(turns), textScript, echo })
+/** Why a DURABLE scenario cannot run in this process (no PostgreSQL), and what to close at the end. */
+export const { skip, teardown } = durable
 
 const sleeper = (ms) =>
   defineTool({
@@ -285,18 +214,8 @@ export const scenarios = {
     return agentRun([textScript(textDeltas(n))])
   },
 
-  // DURABLE: the in-memory Agent (as AGENT TOOLS / TEXT), `Agent.fromLog` of the stored session's log; the stores' rows are `durable`.
-  'durable-tools'(turns) {
-    return agentRun(toolScripts(turns), { tools: [echo] })
-  },
-  'durable-text'(n) {
-    return agentRun([textScript(textDeltas(n))])
-  },
-  async 'durable-open'(size) {
-    const log = await sessionOf(size)
-    return async () => ({ entries: Agent.fromLog(log, { tools: [echo], streamFn: openModel.streamFn }).log.length, expected: log.length })
-  },
-  ...durable,
+  // DURABLE: the in-memory Agent and `Agent.fromLog`, then the same on each store (bench/durable.mjs).
+  ...durable.scenarios,
 
   'agent-tools'(turns) {
     return agentRun(toolScripts(turns), { tools: [echo] })
