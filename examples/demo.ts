@@ -13,12 +13,14 @@
  * continue that session (without a terminal it continues, and says so);
  * `--kill-after <n>` kills the demo's own process with SIGKILL once n more
  * log entries are committed, so that the next run shows what survived and
- * goes on from there.
+ * goes on from there. `--serve <port>` serves the session to readers as
+ * Server-Sent Events while it runs, and after, until Ctrl-C.
  *
  *   npm run demo                                   # offline, scripted; continues the last session
  *   npm run demo -- --fresh                        # a new session
  *   npm run demo -- --kill-after 12                # crash (SIGKILL) after 12 log entries; run again to resume
  *   npm run demo -- --session-dir /tmp/demo        # keep the session elsewhere
+ *   npm run demo -- --serve 8080                   # also serve the session as Server-Sent Events (curl -N the printed URL)
  *   ANTHROPIC_API_KEY=… npm run demo               # claude-sonnet-5-5
  *   OPENAI_API_KEY=… npm run demo                  # gpt-6-luna (Responses API)
  *   GEMINI_API_KEY=… npm run demo                  # gemini-3.8-flash
@@ -30,16 +32,17 @@ import { createInterface } from 'node:readline/promises'
 import { parseArgs } from 'node:util'
 import { Agent, SessionLeaseError, type AgentMessage, type AgentRunEvent } from '../src/index.js'
 import { pgliteSessionStore } from '../src/sessions/pglite-store.js'
+import { serveSessions } from '../src/sessions/serve-sessions.js'
 import { chooseModel, demoTools, questionOf } from './demo-brain.js'
 
 /** The session's lease: renewed every third of it while the demo runs; after a crash the next run waits at most this long. */
 const LEASE_MS = 5_000
-const usage = 'usage: npm run demo -- [project dir] [--fresh] [--kill-after <n>] [--session-dir <dir>] [--offline]'
+const usage = 'usage: npm run demo -- [project dir] [--fresh] [--kill-after <n>] [--session-dir <dir>] [--serve <port>] [--offline]'
 const { values: flags, positionals } = (() => {
   try {
     return parseArgs({
       allowPositionals: true,
-      options: { fresh: { type: 'boolean' }, 'kill-after': { type: 'string' }, 'session-dir': { type: 'string' }, offline: { type: 'boolean' } },
+      options: { fresh: { type: 'boolean' }, 'kill-after': { type: 'string' }, 'session-dir': { type: 'string' }, offline: { type: 'boolean' }, serve: { type: 'string' } },
     })
   } catch (error) {
     console.error(`${(error as Error).message}\n${usage}`)
@@ -49,6 +52,12 @@ const { values: flags, positionals } = (() => {
 const killAfter = flags['kill-after'] === undefined ? undefined : Number(flags['kill-after'])
 if (killAfter !== undefined && !(Number.isInteger(killAfter) && killAfter > 0)) {
   console.error(`--kill-after takes a whole number of log entries ≥ 1, got ${JSON.stringify(flags['kill-after'])}\n${usage}`)
+  process.exit(2)
+}
+
+const servePort = flags.serve === undefined ? undefined : Number(flags.serve)
+if (servePort !== undefined && !(Number.isInteger(servePort) && servePort >= 0 && servePort <= 65_535)) {
+  console.error(`--serve takes a port (0: any free one), got ${JSON.stringify(flags.serve)}\n${usage}`)
   process.exit(2)
 }
 
@@ -99,6 +108,9 @@ const session = agent.session!
 if (agent.state.model.provider !== chosen.model.provider || agent.state.model.modelId !== chosen.model.modelId) agent.setModel(chosen.model)
 out.write(dim(`${resume ? 'resumed' : 'new'} session ${sessionId} · model: ${chosen.label}\n`))
 if (resume) showSettled(agent)
+// Readers: the session as Server-Sent Events, resumable after Last-Event-ID (rxagent/sessions' serveSessions).
+const server = servePort === undefined ? undefined : await serveSessions(store, { port: servePort })
+if (server !== undefined) out.write(dim(`readers: ${server.url}/sessions/${encodeURIComponent(sessionId)}/events (Server-Sent Events; try curl -N)\n`))
 
 // --- The run: go on with an interrupted one, or ask the next question. -------
 
@@ -126,11 +138,16 @@ try {
   }
   await session.close()
   out.write(dim(`— session ${sessionId}: ${agent.log.length} log entries committed in ${shown(dataDir)}/. \`npm run demo\` continues it with the next question; \`npm run demo -- --fresh\` starts another.\n`))
+  if (server !== undefined) {
+    out.write(dim(`serving the session's events at ${server.url} until Ctrl-C\n`))
+    await new Promise<void>((stop) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, () => stop())))
+  }
 } catch (error) {
   console.error('demo failed:', error)
   process.exitCode = 1
 } finally {
   await session.close().catch(() => {})
+  await server?.close()
   await store.close()
 }
 

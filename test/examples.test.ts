@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -17,6 +17,7 @@ import { pgliteSessionStore } from '../src/sessions/pglite-store.js'
 import { repairTranscript } from '../src/types/settle.js'
 import { Agent } from '../src/agent/agent.js'
 import { demoTools, scriptedStream } from '../examples/demo-brain.js'
+import { openRaw, until } from './sessions/sse-support.js'
 
 describe('README examples', () => {
   it('an inserted operator redacts what is stored, both ways of inserting it', () => {
@@ -197,5 +198,34 @@ describe('the demo (npm run demo): a durable session in PGlite, offline', () => 
     const newest = await storedSession()
     expect(newest.info.sessionId).not.toBe(info.sessionId)
     expect(checkTranscript(newest.log).filter((m) => m.role === 'user')).toHaveLength(1)
+  }, 300_000)
+
+  it('--serve: readers get the session as Server-Sent Events, during the run and after it, until the demo is stopped', async () => {
+    const child = spawn(process.execPath, [join(build, 'examples', 'demo.js'), repo, '--serve', '0'], { cwd, env: { ...process.env, RXAGENT_OFFLINE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    child.stdout.on('data', (bytes: Buffer) => (stdout += bytes.toString('utf8')))
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    try {
+      await until(() => /readers: (http:\/\/\S+) /.test(stdout), 'the readers URL', 60_000)
+      const url = /readers: (http:\/\/\S+) /.exec(stdout)![1]!
+      // The whole run, live: the reader follows the session until its agentEnd.
+      const raw = await openRaw(url)
+      await until(() => raw.events.some((e) => e.event === 'agentEnd'), 'the run over SSE', 120_000)
+      raw.close()
+      const positions = raw.events.map((e) => Number(e.id))
+      expect(positions).toEqual([...positions].sort((a, b) => a - b))
+      expect(new Set(positions).size).toBe(positions.length)
+      expect(raw.events[0]!.event).toBe('init')
+      await until(() => stdout.includes("serving the session's events"), 'the run finished', 60_000)
+      // After the run: a reader that resumes from the last id gets nothing again, until the demo stops and its stream ends.
+      const again = await openRaw(url, { 'Last-Event-ID': String(positions.at(-1)) })
+      expect(again.status).toBe(200)
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+      await again.done
+      expect(again.events).toEqual([])
+    } finally {
+      child.kill('SIGKILL')
+    }
   }, 300_000)
 })

@@ -177,11 +177,11 @@ export async function openRaw(url: string, headers: Record<string, string> = {})
 /** The records of parsed SSE events. */
 export const recordsOf = (events: readonly RawEvent[]): SessionRecord[] => events.map((e) => JSON.parse(e.data) as SessionRecord)
 
-/** Waits until `check` holds, polling (no time limit of its own: the test's timeout bounds it). */
-export async function until(check: () => boolean, what: string, everyMs = 5): Promise<void> {
+/** Waits until `check` holds, polling; gives up after `limitMs` (a hang, not a speed: far beyond what the wait needs). */
+export async function until(check: () => boolean, what: string, limitMs = 60_000): Promise<void> {
   const started = Date.now()
   while (!check()) {
-    if (Date.now() - started > 60_000) throw new Error(`waited a minute for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
+    if (Date.now() - started > limitMs) throw new Error(`waited ${limitMs / 1000} s for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
   }
 }
