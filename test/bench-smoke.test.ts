@@ -32,6 +32,7 @@ describe('npm run bench, at a tiny size', () => {
     expect(out).toMatch(new RegExp(String.raw`\| DURABLE open a 200-entry session \| ms, wall / CPU \|${wallCpu}${wallCpu}${wallCpu}${postgres}`))
     if (existsSync('bench/wire/worker.mjs')) expect(out).toMatch(/\| WIRE Anthropic text/)
     else expect(out).toContain('WIRE rows skipped: bench/wire/worker.mjs does not exist')
+    expect(out).toMatch(new RegExp(String.raw`\| MCP tool call, local stdio server \(5 sequential calls\) \| ms/call, wall / CPU \| \d+\.\d+ / \d+\.\d+ \| \d+\.\d+ / \d+\.\d+ \|`))
     expect(out).toContain('smoke run: every scenario ran and produced the expected result.')
   }, 480_000)
 })

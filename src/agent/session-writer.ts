@@ -169,6 +169,11 @@ export class SessionWriter {
     this.accepting = false
   }
 
+  /** Completes `durable$` (the session is closed). */
+  complete(): void {
+    this.durable$$.complete()
+  }
+
   private openDelta(type: DeltaType, text: string, id: string): void {
     this.endDelta()
     this.streamChunks()
