@@ -48,7 +48,8 @@ export function sseSuite(name: string, makeStore: MakeStore): void {
       expect(raw.headers.get('cache-control')).toBe('no-cache, no-transform')
       await until(() => raw.events.length === 3, 'the replay')
       expect(raw.retries).toEqual([250])
-      await writer.turn(0, 3)
+      // Each delta delivered before the next append: a tail fed by NOTIFY would otherwise find the stream records compacted.
+      await writer.turn(0, 3, () => until(() => raw.events.at(-1)?.id === String(writer.lastPosition), 'a live delta'))
       await until(() => raw.events.length === 3 + 3 + 3, 'the live records')
       const records = recordsOf(raw.events)
       expect(raw.events.map((e) => e.id)).toEqual(records.map((r) => String(r.position)))
