@@ -58,6 +58,9 @@ export function history(count) {
 }
 
 const all = ['rxagent', 'pi', 'aisdk', 'bare', 'rx-floor']
+/** The stores of the DURABLE rows, as the scenarios run by rxagent in the same rounds. */
+export const durableStores = ['memory', 'pglite', 'postgres']
+const durable = (what) => durableStores.map((store) => `durable-${what}-${store}`)
 const agents = ['rxagent', 'pi']
 
 /**
@@ -94,6 +97,12 @@ export const scenarios = {
   'agent-long': { sizes: [5_000], smoke: [20], runtimes: agents, with: ['reader-long'] },
   // A restored conversation of N messages, then one short prompt (20 deltas).
   'agent-restore': { sizes: [1_000, 60_000], smoke: [20, 200], runtimes: agents },
+  // DURABLE (issue 15): the in-memory Agent and, in the same rounds, `Agent.open` with its log in the
+  // memory store, PGlite (a temp directory) and PostgreSQL (a throwaway cluster run.mjs starts; skipped
+  // without the binaries): a tool turn, streaming, and opening a stored session (in memory: `Agent.fromLog`).
+  'durable-tools': { sizes: [100], smoke: [3], runtimes: ['rxagent'], with: durable('tools') },
+  'durable-text': { sizes: [10_000], smoke: [200], runtimes: ['rxagent'], with: durable('text') },
+  'durable-open': { sizes: [10_000], smoke: [200], runtimes: ['rxagent'], with: durable('open') },
   // Parameters shared by the scenarios of a kind (see worker.mjs).
   restore: { deltas: 20 },
 }

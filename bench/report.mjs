@@ -4,6 +4,8 @@
 // rounds of each fresh process's own median (min–max: the rounds' medians); results.wire[api][scenario][client]
 // likewise; results.cold[runtime]: import time and dependency closure.
 
+import { durableStores } from './inputs.mjs'
+
 export const label = { rxagent: 'rxagent', pi: 'pi-agent-core', aisdk: 'AI SDK', bare: 'bare floor', 'rx-floor': 'RxJS floor' }
 const wireLabel = { rxagent: 'rxagent', pi: 'pi-ai + pi-agent-core', aisdk: 'AI SDK', floor: 'floor (fetch + SSE + JSON)' }
 
@@ -28,8 +30,11 @@ function ratioCell(a, b) {
   return ratio(a, b)
 }
 
-/** A markdown table: `columns` are [key, heading]; ratios are the first column's value ÷ each other's. `partial`: rows without any value are left out. */
-function table(allRows, columns, ratios, partial) {
+/**
+ * A markdown table: `columns` are [key, heading]; ratios are the first column's value ÷ each other's
+ * (`inverse`: each other's ÷ the first's). `partial`: rows without any value are left out.
+ */
+function table(allRows, columns, ratios, partial, inverse = false) {
   const rows = partial ? allRows.filter((r) => Object.values(r.values).some((v) => v !== undefined)) : allRows
   if (rows.length === 0) return ''
   const header = ['scenario', 'unit', ...columns.map(([, h]) => h), ...ratios.map(([, h]) => h)]
@@ -38,7 +43,7 @@ function table(allRows, columns, ratios, partial) {
     `| ${header.map((_, i) => (i < 2 ? '---' : '---:')).join(' | ')} |`,
     ...rows.map(
       (r) =>
-        `| ${[r.name, r.unit, ...columns.map(([k], i) => cell(r.values[k], r.digits, i === 0)), ...ratios.map(([k]) => ratioCell(r.values[columns[0][0]], r.values[k]))].join(' | ')} |`,
+        `| ${[r.name, r.unit, ...columns.map(([k], i) => cell(r.values[k], r.digits, i === 0)), ...ratios.map(([k]) => (inverse ? ratioCell(r.values[k], r.values[columns[0][0]]) : ratioCell(r.values[columns[0][0]], r.values[k])))].join(' | ')} |`,
     ),
   ].join('\n')
 }
@@ -124,6 +129,32 @@ export function report({ results, sizesOf, runtimes, wire, mcp = { skipped: 'not
     partial,
   )
 
+  // --- DURABLE: the Agent with its log in a SessionStore, against the in-memory Agent (same rounds). ---
+  const drows = []
+  const dget = (what, size, metric) => ({
+    inMemory: get(`durable-${what}`, size, 'rxagent', metric),
+    ...Object.fromEntries(durableStores.map((store) => [store, get(`durable-${what}-${store}`, size, 'rxagent', metric)])),
+  })
+  const dpair = (what, size, wall, cpu) => {
+    const w = dget(what, size, wall)
+    const c = dget(what, size, cpu)
+    return Object.fromEntries(Object.keys(w).map((x) => [x, both(w[x], c[x])]))
+  }
+  const dturns = sizesOf('durable-tools')[0]
+  drows.push({ name: `DURABLE TOOLS ${dturns} turns`, unit: 'ms/turn, wall / CPU', values: dpair('tools', dturns, 'msPerTurn', 'cpuMsPerTurn'), digits: 3 })
+  const ddeltas = sizesOf('durable-text')[0]
+  drows.push({ name: `DURABLE TEXT ${k(ddeltas)} deltas`, unit: wc, values: dpair('text', ddeltas, 'perDeltaUs', 'cpuPerDeltaUs'), digits: 2 })
+  const dopen = sizesOf('durable-open')[0]
+  drows.push({ name: `DURABLE open a ${k(dopen)}-entry session`, unit: 'ms, wall / CPU', values: dpair('open', dopen, 'ms', 'cpuMs'), digits: 2 })
+  const storeLabel = { memory: 'Agent.open, memory store', pglite: 'Agent.open, PGlite', postgres: 'Agent.open, PostgreSQL' }
+  const durableTable = table(
+    drows,
+    [['inMemory', 'in-memory Agent (open: Agent.fromLog)'], ...durableStores.map((store) => [store, storeLabel[store]])],
+    durableStores.map((store) => [store, `${store}/in-memory`]),
+    partial,
+    true,
+  )
+
   // --- WIRE: real SSE over local HTTP (helper worker bench/wire/worker.mjs). ---
   const clients = ['rxagent', 'pi', 'aisdk', 'floor']
   const wrows = []
@@ -171,7 +202,7 @@ export function report({ results, sizesOf, runtimes, wire, mcp = { skipped: 'not
       )
 
   const checked = smoke ? [] : targets({ get, sizesOf, runtimes, results })
-  return { tables: [main, agentTable, wireTable, mcpTable].filter((t) => t !== ''), targets: partial ? checked.filter((t) => t.ok !== null) : checked }
+  return { tables: [main, agentTable, durableTable, wireTable, mcpTable].filter((t) => t !== ''), targets: partial ? checked.filter((t) => t.ok !== null) : checked }
 }
 
 /** Issue 13's and issue 14's targets, checked on this run's numbers (medians over the rounds; wall time unless said). */
@@ -243,5 +274,23 @@ function targets({ get, sizesOf, runtimes, results }) {
   const [small, big] = sizesOf('agent-restore')
   const grow = v('agent-restore', big, 'rxagent', 'ms') / v('agent-restore', small, 'rxagent', 'ms')
   target(`AGENT ${k(big)}-message conversation: time per run ≤ 1.5× a ${k(small)}-message one`, grow, '≤', 1.5, x(grow))
+  // Issue 15: durable sessions.
+  const dt = sizesOf('durable-tools')[0]
+  const turnMs = (store) => v(store === undefined ? 'durable-tools' : `durable-tools-${store}`, dt, 'rxagent', 'msPerTurn')
+  for (const [store, limit, name] of [
+    ['pglite', 2, 'PGlite'],
+    ['postgres', 5, 'PostgreSQL on 127.0.0.1'],
+  ]) {
+    const over = turnMs(store) - turnMs(undefined)
+    target(`DURABLE tool turn with ${name} ≤ +${limit} ms over the in-memory Agent`, over, '≤', limit, `+${over.toFixed(3)} ms (${turnMs(store)?.toFixed(3)} vs ${turnMs(undefined)?.toFixed(3)} ms/turn)`)
+  }
+  const dd = sizesOf('durable-text')[0]
+  for (const store of durableStores) {
+    const r = pairRatio(`durable-text-${store}`, 'rxagent', 'durable-text', 'rxagent', dd, 'perDeltaUs')
+    target(`DURABLE TEXT ${k(dd)} on the ${store} store ≤ 1.2× the in-memory Agent per delta`, r[0], '≤', 1.2, detail(r))
+  }
+  const dn = sizesOf('durable-open')[0]
+  const openMs = v('durable-open-pglite', dn, 'rxagent', 'ms')
+  target(`DURABLE open a ${k(dn)}-entry session on PGlite ≤ 100 ms`, openMs, '≤', 100, `${openMs?.toFixed(1)} ms`)
   return out
 }

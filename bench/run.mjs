@@ -14,6 +14,7 @@ import { cpus, totalmem, platform, arch, release } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scenarios } from './inputs.mjs'
+import { startCluster } from './postgres.mjs'
 import { label, report } from './report.mjs'
 import { median, spread } from './stats.mjs'
 
@@ -22,7 +23,8 @@ const here = dirname(fileURLToPath(import.meta.url))
 const root = resolve(here, '..')
 const smoke = process.argv.includes('--smoke')
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',')
-const wanted = (name) => only === undefined || only.includes(name)
+// `--only=durable` asks for every `durable-…` scenario (and `--only=agent` for every `agent-…` one).
+const wanted = (name) => only === undefined || only.some((o) => name === o || name.startsWith(`${o}-`))
 const peersInstalled = existsSync(join(here, 'node_modules', 'ai')) && existsSync(join(here, 'node_modules', '@mariozechner', 'pi-agent-core'))
 const peers = peersInstalled ? ['pi', 'aisdk'] : []
 const runtimes = ['rxagent', ...peers, 'bare', 'rx-floor']
@@ -65,6 +67,17 @@ function interleave(who, rounds, run, once = []) {
 
 const sizesOf = (scenario) => (smoke ? scenarios[scenario].smoke : scenarios[scenario].sizes)
 const results = {}
+// Why some runs were skipped (a worker says why), printed under the tables.
+const skippedNotes = new Set()
+
+// DURABLE rows on PostgreSQL: one throwaway cluster for the whole run; each worker makes its own database in it.
+let cluster
+if (Object.keys(scenarios).some((s) => s.startsWith('durable-') && wanted(s))) {
+  const started = performance.now()
+  cluster = await startCluster()
+  if (cluster.url !== undefined) process.env.RXAGENT_BENCH_POSTGRES_URL = cluster.url
+  process.stderr.write(`postgres     ${cluster.url === undefined ? `skipped: ${cluster.skipped}` : `cluster up in ${((performance.now() - started) / 1000).toFixed(1)} s`}\n`)
+}
 for (const [scenario, spec] of Object.entries(scenarios)) {
   if (spec.sizes === undefined || !wanted(scenario)) continue
   for (const size of sizesOf(scenario)) {
@@ -87,6 +100,7 @@ for (const [scenario, spec] of Object.entries(scenarios)) {
         const [runtime, which = scenario] = entry.split('@')
         const args = [runtime, which, String(size), String(runsOf(entry)), ...(smoke ? ['smoke'] : []), ...(memory ? [] : ['nomemory'])]
         const result = spawnJson('worker.mjs', args, `${runtime}/${which}/${size}`)
+        if (result.skipped && result.reason !== 'no such scenario') skippedNotes.add(`${which}: ${result.reason}`)
         return result.skipped ? undefined : result.summary
       },
       slow,
@@ -98,6 +112,8 @@ for (const [scenario, spec] of Object.entries(scenarios)) {
     process.stderr.write(`${scenario.padEnd(13)} ${String(size).padStart(7)} ${who.length} runtimes × ${rounds} rounds ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s   (${elapsed()})\n`)
   }
 }
+
+cluster?.stop?.()
 
 // --- WIRE: real SSE bodies over local HTTP (bench/wire/, helper worker with its own server). ---
 
@@ -214,7 +230,7 @@ for (const [runtime, target] of Object.entries(wanted('cold') ? importTargets : 
 // --- The tables and the targets. ---
 
 const { tables, targets } = report({ results, sizesOf, runtimes, wire, mcp, smoke, scenarios, partial: only !== undefined })
-const notes = wire.notes?.map((n) => `WIRE skipped: ${n}`) ?? []
+const notes = [...(wire.notes?.map((n) => `WIRE skipped: ${n}`) ?? []), ...[...skippedNotes].map((n) => `skipped: ${n}`)]
 const table = [...tables, ...notes].join('\n\n')
 const targetLines = targets.map((t) => `- ${t.ok === null ? '➖' : t.ok ? '✅' : '❌'} ${t.name}: ${t.detail}`).join('\n')
 console.log(`\n${table}\n`)

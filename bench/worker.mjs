@@ -24,13 +24,14 @@ const adapter = await import(`./runtimes/${runtime}.mjs`)
 const base = { textcount: 'text', coldtools: 'tools' }[scenario] ?? scenario
 const cold = scenario === 'coldtools'
 const make = adapter.scenarios[base]
-if (make === undefined) {
-  console.log(JSON.stringify({ runtime, scenario, size, skipped: true }))
+const skipped = make === undefined ? 'no such scenario' : await adapter.skip?.(base)
+if (skipped !== undefined) {
+  console.log(JSON.stringify({ runtime, scenario, size, skipped: true, reason: skipped }))
   process.exit(0)
 }
 
-/** What kind of run a scenario is: its inputs and its checks follow from that. */
-const kind = base.replace(/^(reader|agent)-/, '')
+/** What kind of run a scenario is: its inputs and its checks follow from that (DURABLE: `durable-tools-pglite` is a `tools` run). */
+const kind = base.replace(/^(reader|agent|durable)-/, '').replace(/-(memory|pglite|postgres)$/, '')
 const params = {
   long: () => ({ history: history(size), deltas: smoke ? defaults.long.smokeDeltas : defaults.long.deltas }),
   restore: () => ({ history: history(size), deltas: defaults.restore.deltas }),
@@ -52,6 +53,7 @@ function check(result) {
   if (kind === 'tools' && result.toolResults !== size * 3) throw new Error(`${runtime}/${scenario}: ${result.toolResults} tool results, expected ${size * 3}`)
   if (kind === 'parallel' && result.toolResults !== size) throw new Error(`${runtime}/parallel: ${result.toolResults} tool results, expected ${size}`)
   if (kind === 'fanout' && result.completed !== size) throw new Error(`${runtime}/fanout: ${result.completed} of ${size} runs completed`)
+  if (kind === 'open' && (result.expected < size || result.entries !== result.expected)) throw new Error(`${runtime}/${scenario}: opened ${result.entries} log entries of ${result.expected} (at least ${size})`)
 }
 
 // Garbage collections, to tell how much of a run's time they took (entries arrive later, so
@@ -71,7 +73,8 @@ const deltas = { text: size, textsync: size, textfrom: size, long: extra.deltas 
  * the process's CPU time (user + system, all threads: GC helpers included) over the run.
  */
 async function timed() {
-  const run = make(size, extra)
+  // Awaited: a durable run opens its session here, before the timing.
+  const run = await make(size, extra)
   gc()
   await nextTurn()
   const c0 = process.cpuUsage()
@@ -94,7 +97,7 @@ async function timed() {
 
 /** One run for memory and leftovers: heap after a full GC before, peak during, retained after a full GC (result kept alive). */
 async function measured() {
-  const run = make(size, extra)
+  const run = await make(size, extra)
   await nextTurn()
   gc()
   const resourcesBefore = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length
@@ -152,4 +155,5 @@ const summary = Object.fromEntries(
     return [k, spread(xs)]
   }),
 )
+await adapter.teardown?.()
 console.log(JSON.stringify({ runtime, scenario, size, runs, warmups, summary }))

@@ -1,267 +1,235 @@
 /**
- * The demo: an agent run over this project's files.
+ * The demo: an agent run over this project's files, in a durable session.
  *
  * Offline by default: the model is scripted (no network, no key), but it
  * reads the tool results it gets back and decides its next step from them, so
  * every number it prints was computed by the tools during this run. With a
  * key in the environment it talks to a real model instead (same tools, same
- * loop):
+ * agent).
  *
- *   npm run demo                                   # offline, scripted
+ * The session is kept in PGlite (PostgreSQL compiled to WebAssembly, in this
+ * process) under `.rxagent/demo-session/` of the current directory: every
+ * log entry is committed as it happens. Running the demo again offers to
+ * continue that session (without a terminal it continues, and says so);
+ * `--kill-after <n>` kills the demo's own process with SIGKILL once n more
+ * log entries are committed, so that the next run shows what survived and
+ * goes on from there. `--serve <port>` serves the session to readers as
+ * Server-Sent Events while it runs, and after, until Ctrl-C.
+ *
+ *   npm run demo                                   # offline, scripted; continues the last session
+ *   npm run demo -- --fresh                        # a new session
+ *   npm run demo -- --kill-after 12                # crash (SIGKILL) after 12 log entries; run again to resume
+ *   npm run demo -- --session-dir /tmp/demo        # keep the session elsewhere
+ *   npm run demo -- --serve 8080                   # also serve the session as Server-Sent Events (curl -N the printed URL)
  *   ANTHROPIC_API_KEY=… npm run demo               # claude-sonnet-5-5
  *   OPENAI_API_KEY=… npm run demo                  # gpt-6-luna (Responses API)
  *   GEMINI_API_KEY=… npm run demo                  # gemini-3.8-flash
  *   OPENAI_COMPATIBLE_BASE_URL=http://localhost:11434/v1 OPENAI_COMPATIBLE_MODEL=qwen3:8b npm run demo   # Ollama, vLLM, …
- *   RXAGENT_MODEL=anthropic/claude-haiku-4-5 …     # any catalog model;  RXAGENT_OFFLINE=1 forces the scripted model
+ *   RXAGENT_MODEL=anthropic/claude-haiku-4-5 …     # any catalog model;  RXAGENT_OFFLINE=1 (or --offline) forces the scripted model
  */
-import { readdir, readFile, stat } from 'node:fs/promises'
-import { join, relative, resolve } from 'node:path'
-import * as t from 'io-ts'
-import { concat, defer, from, Observable, type SchedulerLike, asyncScheduler, concatMap, delay, of } from 'rxjs'
-import {
-  agentLoop,
-  defineTool,
-  modelSpec,
-  userMessage,
-  type LlmMessage,
-  type LlmRequest,
-  type ProviderChunk,
-  type ToolResultMessage,
-} from '../src/index.js'
-import { chunk, splitText, toolCallChunks } from '../marbles/index.js'
-import { model as catalogModel, providers } from '../src/providers/index.js'
-import type { ModelSpec, StreamFn } from '../src/index.js'
+import { relative, resolve } from 'node:path'
+import { createInterface } from 'node:readline/promises'
+import { parseArgs } from 'node:util'
+import { Agent, SessionLeaseError, type AgentMessage, type AgentRunEvent } from '../src/index.js'
+import { pgliteSessionStore } from '../src/sessions/pglite-store.js'
+import { serveSessions } from '../src/sessions/serve-sessions.js'
+import { chooseModel, demoTools, questionOf } from './demo-brain.js'
 
-const root = resolve(process.argv[2] ?? '.')
-
-// --- Tools: they really read this project. ----------------------------------
-
-const listFiles = defineTool({
-  name: 'list_files',
-  label: 'List files',
-  description: 'Lists the files of a folder of the project, one per line with its size in bytes.',
-  parameters: t.type({ dir: t.string }),
-  execute: async ({ dir }) => {
-    const folder = resolve(root, dir)
-    if (!folder.startsWith(root)) throw new Error(`${dir} is outside the project`)
-    const entries = await readdir(folder, { withFileTypes: true })
-    const lines = await Promise.all(
-      entries
-        .filter((e) => e.isFile())
-        .sort((a, b) => a.name.localeCompare(b.name))
-        .map(async (e) => `${relative(root, join(folder, e.name))} ${(await stat(join(folder, e.name))).size}`),
-    )
-    return lines.join('\n')
-  },
-})
-
-const countLines = defineTool({
-  name: 'count_lines',
-  label: 'Count lines',
-  description: 'Counts the lines of each given file. Reports progress file by file.',
-  parameters: t.type({ paths: t.array(t.string) }),
-  // An Observable: each value before the last is a progress update.
-  execute: ({ paths }, { signal }) =>
-    concat(
-      from(paths).pipe(
-        concatMap(async (path, i) => {
-          if (signal.aborted) throw new Error('aborted')
-          const text = await readFile(resolve(root, path), 'utf8')
-          counts.set(path, text.split('\n').length)
-          return `counted ${i + 1}/${paths.length}: ${path}`
-        }),
-        // Slow enough to watch the progress.
-        concatMap((progress) => of(progress).pipe(delay(120))),
-      ),
-      defer(() => of(paths.map((p) => `${p} ${counts.get(p) ?? 0}`).join('\n'))),
-    ),
-})
-const counts = new Map<string, number>()
-
-const calculate = defineTool({
-  name: 'calculate',
-  label: 'Calculate',
-  description: 'Evaluates an arithmetic expression with + - * / and parentheses.',
-  parameters: t.type({ expression: t.string }),
-  execute: ({ expression }) => String(evaluate(expression)),
-})
-
-/** A small recursive-descent evaluator: no `eval`. */
-function evaluate(expression: string): number {
-  const tokens = expression.match(/\d+(?:\.\d+)?|[-+*/()]/g) ?? []
-  let i = 0
-  const peek = (): string | undefined => tokens[i]
-  const atom = (): number => {
-    const token = tokens[i++]
-    if (token === '(') {
-      const value = sum()
-      if (tokens[i++] !== ')') throw new Error('missing )')
-      return value
-    }
-    if (token === '-') return -atom()
-    const value = Number(token)
-    if (token === undefined || Number.isNaN(value)) throw new Error(`unexpected ${token ?? 'end'}`)
-    return value
+/** The session's lease: renewed every third of it while the demo runs; after a crash the next run waits at most this long. */
+const LEASE_MS = 5_000
+const usage = 'usage: npm run demo -- [project dir] [--fresh] [--kill-after <n>] [--session-dir <dir>] [--serve <port>] [--offline]'
+const { values: flags, positionals } = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: { fresh: { type: 'boolean' }, 'kill-after': { type: 'string' }, 'session-dir': { type: 'string' }, offline: { type: 'boolean' }, serve: { type: 'string' } },
+    })
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${usage}`)
+    process.exit(2)
   }
-  const product = (): number => {
-    let value = atom()
-    while (peek() === '*' || peek() === '/') value = tokens[i++] === '*' ? value * atom() : value / atom()
-    return value
-  }
-  const sum = (): number => {
-    let value = product()
-    while (peek() === '+' || peek() === '-') value = tokens[i++] === '+' ? value + product() : value - product()
-    return value
-  }
-  const value = sum()
-  if (i !== tokens.length) throw new Error(`unexpected ${tokens[i]}`)
-  return value
+})()
+const killAfter = flags['kill-after'] === undefined ? undefined : Number(flags['kill-after'])
+if (killAfter !== undefined && !(Number.isInteger(killAfter) && killAfter > 0)) {
+  console.error(`--kill-after takes a whole number of log entries ≥ 1, got ${JSON.stringify(flags['kill-after'])}\n${usage}`)
+  process.exit(2)
 }
 
-// --- The scripted model: decides from what the tools returned. --------------
-
-const model = modelSpec('scripted', 'demo-brain', { cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } })
-
-const lastResults = (messages: readonly LlmMessage[]): ToolResultMessage[] => {
-  const results: ToolResultMessage[] = []
-  for (let i = messages.length - 1; i >= 0 && messages[i]!.role === 'toolResult'; i--) results.unshift(messages[i] as ToolResultMessage)
-  return results
-}
-const textOf = (m: ToolResultMessage): string => m.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
-
-/** What the model "decides" on each call, from the conversation so far. */
-function decide(request: LlmRequest, call: number): { say: string; tools: { name: string; args: Record<string, unknown> }[] } {
-  const results = lastResults(request.messages)
-  switch (call) {
-    case 0:
-      return { say: "I'll look at the project's type definitions first.\n", tools: [{ name: 'list_files', args: { dir: 'src/types' } }] }
-    case 1: {
-      const files = textOf(results[0]!)
-        .split('\n')
-        .map((line) => line.split(' ')[0]!)
-        .filter((p) => p.endsWith('.ts'))
-      return { say: `There are ${files.length} TypeScript files. Counting their lines.\n`, tools: [{ name: 'count_lines', args: { paths: files } }] }
-    }
-    case 2: {
-      const lines = textOf(results[0]!).split('\n').map((line) => Number(line.split(' ').at(-1)))
-      return {
-        say: 'Now the total and the average.\n',
-        tools: [
-          { name: 'calculate', args: { expression: lines.join(' + ') } },
-          { name: 'calculate', args: { expression: `(${lines.join(' + ')}) / ${lines.length}` } },
-        ],
-      }
-    }
-    default: {
-      const [total, average] = results.map(textOf)
-      return {
-        say: `The data model in src/types has ${total} lines of TypeScript, ${Number(average).toFixed(1)} lines per file on average: every boundary type is an io-ts codec there.`,
-        tools: [],
-      }
-    }
-  }
+const servePort = flags.serve === undefined ? undefined : Number(flags.serve)
+if (servePort !== undefined && !(Number.isInteger(servePort) && servePort >= 0 && servePort <= 65_535)) {
+  console.error(`--serve takes a port (0: any free one), got ${JSON.stringify(flags.serve)}\n${usage}`)
+  process.exit(2)
 }
 
-/** Streams a decision as a provider would: words, then tool calls in fragments, with a little latency. */
-function scriptedStream(scheduler: SchedulerLike = asyncScheduler) {
-  let call = 0
-  return (request: LlmRequest): Observable<ProviderChunk> => {
-    const { say, tools } = decide(request, call++)
-    const input = Math.ceil(JSON.stringify(request.messages).length / 4)
-    const chunks: ProviderChunk[] = [
-      chunk.start(`msg_${call}`, 'demo-brain'),
-      ...splitText(say, Math.ceil(say.length / 4)).map(chunk.text),
-      ...tools.flatMap((tool, i) => toolCallChunks(`call_${call}_${i}`, tool.name, tool.args, 4)),
-      chunk.stop(tools.length > 0 ? 'toolUse' : 'endTurn'),
-      chunk.usage({ input, output: Math.ceil(say.length / 4) + tools.length * 20, cacheRead: call > 1 ? Math.floor(input / 2) : 0 }),
-    ]
-    return from(chunks).pipe(concatMap((c) => of(c).pipe(delay(c.type === 'textDelta' ? 12 : 2, scheduler))))
-  }
-}
-
-// --- Which model: a real one when the environment has a key. ----------------
-
-function chooseModel(): { model: ModelSpec; streamFn: StreamFn; label: string } {
-  const env = process.env
-  const scripted = { model, streamFn: scriptedStream(), label: 'offline: scripted model (set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENAI_COMPATIBLE_BASE_URL for a real one)' }
-  if (env['RXAGENT_OFFLINE'] === '1' || process.argv.includes('--offline')) return scripted
-  const compatibleUrl = env['OPENAI_COMPATIBLE_BASE_URL']
-  const pick =
-    env['RXAGENT_MODEL'] ??
-    (env['ANTHROPIC_API_KEY'] ? 'anthropic/claude-sonnet-5-5'
-      : env['OPENAI_API_KEY'] ? 'openai/gpt-6-luna'
-      : env['GEMINI_API_KEY'] || env['GOOGLE_API_KEY'] ? 'google/gemini-3.8-flash'
-      : undefined)
-  if (pick !== undefined) {
-    const chosen = catalogModel(pick)
-    return { model: chosen, streamFn: providers(), label: `${chosen.provider}/${chosen.modelId}` }
-  }
-  if (compatibleUrl !== undefined && compatibleUrl !== '') {
-    const id = env['OPENAI_COMPATIBLE_MODEL'] ?? 'llama3.2'
-    const local = modelSpec('local', id, { contextWindow: 32_768 })
-    return { model: local, streamFn: providers({ compatible: { local: { baseUrl: compatibleUrl } } }), label: `${compatibleUrl} (${id})` }
-  }
-  return scripted
-}
-
-// --- The run. ----------------------------------------------------------------
-
-const chosen = chooseModel()
-
+const root = resolve(positionals[0] ?? '.')
+const dataDir = resolve(flags['session-dir'] ?? resolve('.rxagent', 'demo-session'))
 const out = process.stdout
 const dim = (s: string): string => (out.isTTY ? `\x1b[2m${s}\x1b[0m` : s)
+const shown = (path: string): string => (relative('.', path).startsWith('..') ? path : relative('.', path) || '.')
 
-agentLoop(
-  userMessage('How big is the data model of this project?'),
-  { systemPrompt: 'You are a careful code analyst. Use the tools.', messages: [], tools: [listFiles, countLines, calculate] },
-  { model: chosen.model, streamFn: chosen.streamFn, toolTimeoutMs: 10_000, maxTurns: 12 },
-).subscribe({
-  next: (event) => {
-    switch (event.type) {
-      case 'agentStart':
-        out.write(dim(`model: ${chosen.label}\n`))
-        break
-      case 'streamRetry':
-        out.write(dim(`\n  ↻ ${event.error.message} — retrying in ${(event.delayMs / 1000).toFixed(1)} s (the partial answer above is discarded)\n`))
-        break
-      case 'messageEnd':
-        if (event.message.role === 'user') out.write(`> ${textOfUser(event.message.content)}\n\n`)
-        break
-      case 'messageUpdate':
-        if (event.chunk.type === 'textDelta') out.write(event.chunk.text)
-        break
-      case 'toolExecutionStart':
-        out.write(dim(`  → ${event.toolName} ${JSON.stringify(event.args)}\n`))
-        break
-      case 'toolExecutionUpdate':
-        out.write(dim(`    … ${textOfUser(event.partialResult.content)}\n`))
-        break
-      case 'toolExecutionEnd': {
-        const lines = textOfUser(event.result.content).split('\n')
-        out.write(dim(`    ${event.isError ? '✗' : '✓'} ${lines[0]}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}\n`))
-        break
-      }
-      case 'turnEnd':
-        out.write('\n')
-        break
-      case 'agentEnd': {
-        const { usage, cost, stopReason, messages } = event.result
-        out.write(
-          `\n${dim('—')} stop: ${stopReason}, ${messages.length} messages, ` +
-            `tokens: ${usage.input} in + ${usage.output} out + ${usage.cacheRead} cached = ${usage.total}, ` +
-            `cost: $${cost.total.toFixed(6)}\n`,
-        )
-        if (event.result.error !== undefined) out.write(`${dim('—')} ${event.result.error}\n`)
-        break
-      }
-    }
-  },
-  error: (error: unknown) => {
-    console.error('demo failed:', error)
-    process.exitCode = 1
-  },
+const chosen = chooseModel(flags.offline === true)
+out.write(dim(`session store: PGlite (embedded PostgreSQL, this process) in ${shown(dataDir)}/ — kept between runs; --fresh starts a new session\n`))
+const store = await pgliteSessionStore({ dataDir })
+
+// --- Which session: the last one, or a new one. ------------------------------
+
+const [previous] = flags.fresh === true ? [] : await store.list({ prefix: 'demo-', limit: 1 })
+let resume = previous !== undefined
+if (previous !== undefined) {
+  const what = `session ${previous.sessionId} (${previous.length} log entries, last written ${new Date(previous.updatedAt).toLocaleString()})`
+  if (process.stdin.isTTY && out.isTTY) {
+    const rl = createInterface({ input: process.stdin, output: out })
+    resume = !/^n/i.test((await rl.question(`Continue ${what}? [Y/n] `)).trim())
+    rl.close()
+  } else {
+    out.write(dim(`not a terminal: continuing ${what} (\`npm run demo -- --fresh\` starts a new one)\n`))
+  }
+}
+const sessionId = resume ? previous!.sessionId : `demo-${new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15)}-${process.pid}`
+const options = {
+  store,
+  sessionId,
+  systemPrompt: 'You are a careful code analyst. Use the tools.',
+  model: chosen.model,
+  streamFn: chosen.streamFn,
+  tools: demoTools(root),
+  toolTimeoutMs: 10_000,
+  maxTurns: 12,
+  holder: `demo:${process.pid}`,
+  // One writer per session: a lease renewed while the demo runs. A process killed with SIGKILL keeps it until it expires.
+  lease: { ttlMs: LEASE_MS },
+} as const
+const agent = await Agent.open(options).catch(async (error: unknown) => {
+  if (!(error instanceof SessionLeaseError) || error.heldBy === undefined) throw error
+  out.write(dim(`the session's lease is still held by ${error.heldBy.holder} (a run that was killed?) until ${new Date(error.heldBy.expiresAt).toLocaleTimeString()}: waiting for it to expire…\n`))
+  return Agent.open({ ...options, lease: { ttlMs: LEASE_MS, onBusy: 'wait', waitMs: 2 * LEASE_MS } })
 })
+const session = agent.session!
+if (agent.state.model.provider !== chosen.model.provider || agent.state.model.modelId !== chosen.model.modelId) agent.setModel(chosen.model)
+out.write(dim(`${resume ? 'resumed' : 'new'} session ${sessionId} · model: ${chosen.label}\n`))
+if (resume) showSettled(agent)
+// Readers: the session as Server-Sent Events, resumable after Last-Event-ID (rxagent/sessions' serveSessions).
+const server = servePort === undefined ? undefined : await serveSessions(store, { port: servePort })
+if (server !== undefined) out.write(dim(`readers: ${server.url}/sessions/${encodeURIComponent(sessionId)}/events (Server-Sent Events; try curl -N)\n`))
 
-function textOfUser(content: readonly { type: string; text?: string }[]): string {
-  return content.map((c) => c.text ?? '').join('')
+// --- The run: go on with an interrupted one, or ask the next question. -------
+
+const last = lastLlmMessage(agent.state.messages)
+const interrupted = last !== undefined && last.role !== 'assistant'
+const cutOff = last?.role === 'assistant' && last.stopReason === 'aborted'
+const asked = agent.state.messages.filter((m) => m.role === 'user' && /how big is/i.test(textOf(m))).length
+agent.subscribe(print)
+if (killAfter !== undefined) {
+  const from = session.durableSeq
+  session.durable$.subscribe((seq) => {
+    if (seq - from < killAfter) return
+    out.write(`\n✂ --kill-after ${killAfter}: ${seq - from} log entries committed since this run started (${seq} in all) — SIGKILL now. Run the demo again to see what survived and go on.\n`)
+    process.kill(process.pid, 'SIGKILL')
+  })
+}
+try {
+  if (interrupted) {
+    out.write(dim('continuing the interrupted run (continue())\n\n'))
+    await agent.continue()
+  } else if (cutOff) {
+    await agent.prompt('Go on from where you were cut off.')
+  } else {
+    await agent.prompt(questionOf(asked))
+  }
+  await session.close()
+  out.write(dim(`— session ${sessionId}: ${agent.log.length} log entries committed in ${shown(dataDir)}/. \`npm run demo\` continues it with the next question; \`npm run demo -- --fresh\` starts another.\n`))
+  if (server !== undefined) {
+    out.write(dim(`serving the session's events at ${server.url} until Ctrl-C\n`))
+    await new Promise<void>((stop) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, () => stop())))
+  }
+} catch (error) {
+  console.error('demo failed:', error)
+  process.exitCode = 1
+} finally {
+  await session.close().catch(() => {})
+  await server?.close()
+  await store.close()
+}
+
+// --- Printing. -----------------------------------------------------------------
+
+function print(event: AgentRunEvent): void {
+  switch (event.type) {
+    case 'streamRetry':
+      out.write(dim(`\n  ↻ ${event.error.message} — retrying in ${(event.delayMs / 1000).toFixed(1)} s (the partial answer above is discarded)\n`))
+      break
+    case 'messageEnd':
+      if (event.message.role === 'user') out.write(`> ${textOf(event.message)}\n\n`)
+      break
+    case 'messageUpdate':
+      if (event.chunk.type === 'textDelta') out.write(event.chunk.text)
+      break
+    case 'toolExecutionStart':
+      out.write(dim(`  → ${event.toolName} ${JSON.stringify(event.args)}\n`))
+      break
+    case 'toolExecutionUpdate':
+      out.write(dim(`    … ${textOf({ content: event.partialResult.content })}\n`))
+      break
+    case 'toolExecutionEnd': {
+      const lines = textOf({ content: event.result.content }).split('\n')
+      out.write(dim(`    ${event.isError ? '✗' : '✓'} ${lines[0]}${lines.length > 1 ? ` (+${lines.length - 1} lines)` : ''}\n`))
+      break
+    }
+    case 'turnEnd':
+      out.write('\n')
+      break
+    case 'agentEnd': {
+      const { usage, cost, stopReason, messages } = event.result
+      out.write(
+        `\n${dim('—')} stop: ${stopReason}, ${messages.length} messages, ` +
+          `tokens: ${usage.input} in + ${usage.output} out + ${usage.cacheRead} cached = ${usage.total}, ` +
+          `cost: $${cost.total.toFixed(6)}\n`,
+      )
+      if (event.result.error !== undefined) out.write(`${dim('—')} ${event.result.error}\n`)
+      break
+    }
+  }
+}
+
+/** What the session's log holds now, as the process that crashed left it and `Agent.open` settled it. */
+function showSettled(resumed: Agent): void {
+  const messages = resumed.state.messages
+  const log = resumed.log
+  let lastRun = log.length - 1
+  while (lastRun >= 0 && log[lastRun]!.type !== 'runStart') lastRun--
+  const failed = lastRun < 0 ? undefined : log.slice(lastRun).find((e) => e.type === 'runFailed')
+  out.write(dim(`the session holds ${messages.length} messages (${resumed.log.length} log entries); the last ones:\n`))
+  for (const m of messages.slice(-8)) out.write(dim(`  ${summary(m)}\n`))
+  if (failed?.type === 'runFailed') {
+    out.write(dim(`its last run was cut off (${failed.error}): settled on open: what had streamed of an answer is kept as 'aborted', every unanswered tool call has an error result\n`))
+  }
+  out.write('\n')
+}
+
+function summary(m: AgentMessage): string {
+  const first = (s: string) => (s.split('\n')[0] ?? '').slice(0, 90)
+  switch (m.role) {
+    case 'user':
+      return `user: ${first(textOf(m))}`
+    case 'assistant': {
+      const calls = m.content.flatMap((c) => (c.type === 'toolCall' ? [`${c.name}(…)`] : []))
+      return `assistant${m.stopReason === 'aborted' ? ' [aborted: cut off]' : ''}: ${first(textOf(m))}${calls.length > 0 ? ` → ${calls.join(', ')}` : ''}`
+    }
+    case 'toolResult':
+      return `${m.isError ? '✗' : '✓'} ${m.toolName}: ${first(textOf(m))}`
+    default:
+      return m.role
+  }
+}
+
+function lastLlmMessage(messages: readonly AgentMessage[]): Exclude<AgentMessage, { role: 'custom' }> | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!
+    if (m.role !== 'custom') return m
+  }
+  return undefined
+}
+
+function textOf(m: { readonly content: readonly { readonly type: string; readonly text?: string }[] | string }): string {
+  return typeof m.content === 'string' ? m.content : m.content.map((c) => (c.type === 'text' ? (c.text ?? '') : '')).join('')
 }

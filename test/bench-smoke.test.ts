@@ -24,9 +24,15 @@ describe('npm run bench, at a tiny size', () => {
     expect(out).toMatch(new RegExp(String.raw`\| AGENT TOOLS 3 turns \| ms/turn, wall / CPU \|${wallCpu}${wallCpu}`))
     expect(out).toMatch(/\| AGENT LONG first delta \| ms \| \d/)
     expect(out).toMatch(new RegExp(String.raw`\| AGENT restored 200 msgs, one short run \| ms/run, wall / CPU \|${wallCpu}`))
+    // DURABLE: in-memory, memory store, PGlite, and PostgreSQL when its binaries are installed (else skipped, saying why).
+    const postgresSkipped = /skipped: durable-tools-postgres: no PostgreSQL (?:cluster|store)/.test(out)
+    const postgres = postgresSkipped ? String.raw` — \|` : wallCpu
+    expect(out).toMatch(new RegExp(String.raw`\| DURABLE TOOLS 3 turns \| ms/turn, wall / CPU \|${wallCpu}${wallCpu}${wallCpu}${postgres}`))
+    expect(out).toMatch(new RegExp(String.raw`\| DURABLE TEXT 200 deltas \| µs/delta, wall / CPU \|${wallCpu}${wallCpu}${wallCpu}${postgres}`))
+    expect(out).toMatch(new RegExp(String.raw`\| DURABLE open a 200-entry session \| ms, wall / CPU \|${wallCpu}${wallCpu}${wallCpu}${postgres}`))
     if (existsSync('bench/wire/worker.mjs')) expect(out).toMatch(/\| WIRE Anthropic text/)
     else expect(out).toContain('WIRE rows skipped: bench/wire/worker.mjs does not exist')
     expect(out).toMatch(new RegExp(String.raw`\| MCP tool call, local stdio server \(5 sequential calls\) \| ms/call, wall / CPU \| \d+\.\d+ / \d+\.\d+ \| \d+\.\d+ / \d+\.\d+ \|`))
     expect(out).toContain('smoke run: every scenario ran and produced the expected result.')
-  }, 120_000)
+  }, 480_000)
 })

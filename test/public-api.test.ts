@@ -140,10 +140,12 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
     values: [
       'SessionConflictError', 'SessionLeaseError', 'SessionRecord', 'SessionRecordBody', 'SessionStoreClosedError',
       'StreamRecord', 'TimedRecord', 'deleteSessions', 'memorySessionStore',
+      'serveSessions', 'sessionEventsHandler', 'sessionIdFromPath',
     ],
     types: [
       'DeleteSessionsOptions', 'LeaseOutcome', 'MemorySessionStore', 'MemorySessionStoreOptions', 'SessionAppend',
       'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionListOptions', 'SessionStore',
+      'ServeSessionsOptions', 'SessionEventsHandler', 'SessionEventsOptions', 'SessionServer', 'SessionStreamEnd', 'SessionStreamEndInfo',
     ],
   },
   'rxagent/pglite': {

@@ -10,6 +10,7 @@ import * as t from 'io-ts'
 import { Agent, agentLoop, defineTool, fromAsyncIterable, userMessage, assistantMessage } from '../../dist/src/index.js'
 import { chunk, scriptedModel } from '../../dist/marbles/index.js'
 import { asyncSource, lastAnswerLength, streamedTextLength, textDeltas, toolTurn } from '../inputs.mjs'
+import { durableScenarios } from '../durable.mjs'
 
 export const name = 'rxagent'
 
@@ -105,13 +106,18 @@ function readLoop(run$) {
  */
 function agentRun(scripts, { tools = [], messages = [] } = {}) {
   const model = mockModel(scripts)
-  const agent = new Agent({ systemPrompt: 'You are a benchmark.', model: model.model, streamFn: model.streamFn, tools, messages })
+  return promptRun(new Agent({ systemPrompt: 'You are a benchmark.', model: model.model, streamFn: model.streamFn, tools, messages }))
+}
+
+/** One `prompt` of a built agent, read by a UI reader; a durable agent's run is done when its log is committed (`flush`). */
+function promptRun(agent) {
   const reader = uiReader()
   const before = agent.state.messages.length
   const subscription = agent.state$.subscribe((state) => reader.read(state.streamMessage))
   return async () => {
     try {
       await agent.prompt('go')
+      if (agent.session !== undefined) await agent.session.flush()
     } finally {
       subscription.unsubscribe()
     }
@@ -129,6 +135,10 @@ export const echo = defineTool({
   parameters: t.type({ value: t.string, n: t.number, tags: t.array(t.string) }),
   execute: ({ value }) => value,
 })
+
+const durable = durableScenarios({ Agent, mockModel, promptRun, agentRun, toolScripts: (turns) => toolScripts(turns), textScript, echo })
+/** Why a DURABLE scenario cannot run in this process (no PostgreSQL), and what to close at the end. */
+export const { skip, teardown } = durable
 
 const sleeper = (ms) =>
   defineTool({
@@ -203,6 +213,9 @@ export const scenarios = {
   'agent-text'(n) {
     return agentRun([textScript(textDeltas(n))])
   },
+
+  // DURABLE: the in-memory Agent and `Agent.fromLog`, then the same on each store (bench/durable.mjs).
+  ...durable.scenarios,
 
   'agent-tools'(turns) {
     return agentRun(toolScripts(turns), { tools: [echo] })

@@ -2,7 +2,9 @@
  * `rxagent/sessions`: the durable-session port and the store in memory. The
  * database stores have their own entries, so that their clients load only
  * when used: `rxagent/pglite` (embedded, one process) and `rxagent/postgres`
- * (many processes).
+ * (many processes). Readers: `sessionEventsHandler` serves a session as
+ * Server-Sent Events that resume after `Last-Event-ID`; `serveSessions` is a
+ * small server around it.
  */
 export {
   SessionConflictError,
@@ -22,3 +24,5 @@ export {
 export { memorySessionStore, type MemorySessionStore, type MemorySessionStoreOptions } from './memory-store.js'
 export { SessionStoreClosedError } from './errors.js'
 export { deleteSessions, type DeleteSessionsOptions } from './retention.js'
+export { sessionEventsHandler, sessionIdFromPath, type SessionEventsHandler, type SessionEventsOptions, type SessionStreamEnd, type SessionStreamEndInfo } from './sse.js'
+export { serveSessions, type ServeSessionsOptions, type SessionServer } from './serve-sessions.js'

@@ -1,0 +1,172 @@
+// The DURABLE rows' scenarios (rxagent's adapter adds them to its own): the in-memory Agent (`durable-tools`, `durable-text`;
+// `durable-open` is `Agent.fromLog`) and the same with `Agent.open` on each store (`durable-tools-pglite`…), a new session per
+// run, opened before the timing; a run is done when its log is committed (`flush`). The stores are made once per worker
+// process, before any timing: the memory store, PGlite in a temp directory, PostgreSQL in a fresh database of the cluster
+// run.mjs started (RXAGENT_BENCH_POSTGRES_URL; absent: those rows are skipped). `teardown()` closes them and removes what
+// they left (temp directory, database).
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { durableStores, textDeltas } from './inputs.mjs'
+
+const stores = []
+
+const makers = {
+  async memory() {
+    const { memorySessionStore } = await import('../dist/src/sessions/index.js')
+    const store = memorySessionStore()
+    return { store, close: () => store.close() }
+  },
+  async pglite() {
+    const { pgliteSessionStore } = await import('../dist/src/sessions/pglite-store.js')
+    const dataDir = mkdtempSync(join(tmpdir(), 'rxagent-bench-pglite-'))
+    const store = await pgliteSessionStore({ dataDir })
+    return {
+      store,
+      close: async () => {
+        await store.close()
+        rmSync(dataDir, { recursive: true, force: true })
+      },
+    }
+  },
+  async postgres() {
+    const url = process.env.RXAGENT_BENCH_POSTGRES_URL
+    if (url === undefined || url === '') return { skipped: 'no PostgreSQL cluster (run.mjs starts one when the binaries are installed: apt-get install -y postgresql)' }
+    const built = await import('../dist/src/sessions/postgres-store.js').catch((error) => error)
+    if (built instanceof Error) return { skipped: `no PostgreSQL store in this build (dist/src/sessions/postgres-store.js: ${built.code ?? built.message.split('\n')[0]})` }
+    const { default: pg } = await import('pg')
+    const database = `bench_${process.pid}_${Date.now()}`
+    const admin = new pg.Client({ connectionString: url })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${database}`)
+    await admin.end()
+    const target = new URL(url)
+    target.pathname = `/${database}`
+    const store = await built.postgresSessionStore({ connectionString: target.href })
+    return {
+      store,
+      close: async () => {
+        await store.close()
+        const drop = new pg.Client({ connectionString: url })
+        await drop.connect()
+        await drop.query(`DROP DATABASE IF EXISTS ${database}`)
+        await drop.end()
+      },
+    }
+  },
+}
+
+const cache = new Map()
+
+/** The process's store of `kind` (`memory`, `pglite`, `postgres`), made once: `{ store }`, or `{ skipped }` saying why it cannot be had here. */
+function made(kind) {
+  if (!cache.has(kind)) {
+    cache.set(
+      kind,
+      makers[kind]().then((it) => {
+        if (it.store !== undefined) stores.push(it)
+        return it
+      }),
+    )
+  }
+  return cache.get(kind)
+}
+
+/** The process's store of `kind`. @throws when it cannot be had here (`made(kind).skipped` says why). */
+async function storeOf(kind) {
+  const it = await made(kind)
+  if (it.store === undefined) throw new Error(`no ${kind} store: ${it.skipped}`)
+  return it.store
+}
+
+/** Closes every store this process made. */
+async function closeStores() {
+  for (const it of stores.splice(0)) await it.close()
+}
+
+/** The scenarios, over the adapter's own helpers (passed in: this module is imported by it). */
+export function durableScenarios({ Agent, mockModel, promptRun, agentRun, toolScripts, textScript, echo }) {
+  let sessions = 0
+  let previous
+
+  /** A new session of `kind`'s store (made once per process); the previous run's session is closed first (untimed). */
+  async function durableAgent(kind, scripts, tools = []) {
+    await previous?.session.close()
+    const model = mockModel(scripts)
+    const store = await storeOf(kind)
+    const agent = await Agent.open({ store, sessionId: `bench-${process.pid}-${sessions++}`, systemPrompt: 'You are a benchmark.', model: model.model, streamFn: model.streamFn, tools })
+    previous = agent
+    return agent
+  }
+
+  /** Why a scenario cannot run in this process (the worker reports it as skipped), or undefined. */
+  async function skip(scenario) {
+    const kind = /^durable-.*-(memory|pglite|postgres)$/.exec(scenario)?.[1]
+    return kind === undefined ? undefined : (await made(kind)).skipped
+  }
+
+  /** Closes what the process opened (the last session, the stores). */
+  async function teardown() {
+    await previous?.session.close()
+    await closeStores()
+  }
+
+  /** A session of `size` log entries: tool turns of one long prompt, as a plain Agent logs them. */
+  async function sessionOf(size) {
+    const turns = Math.ceil(size / 12)
+    const model = mockModel(toolScripts(turns))
+    const agent = new Agent({ systemPrompt: 'You are a benchmark.', model: model.model, streamFn: model.streamFn, tools: [echo] })
+    await agent.prompt('go')
+    return agent.log
+  }
+
+  const opened = new Map()
+
+  /** `size` log entries in a session of `kind`'s store, written once per process (in batches, untimed). */
+  async function storedSession(kind, size) {
+    if (!opened.has(kind)) {
+      opened.set(kind, (async () => {
+        const log = await sessionOf(size)
+        const store = await storeOf(kind)
+        const sessionId = `bench-open-${process.pid}`
+        for (let from = 0; from < log.length; from += 1000) {
+          await store.append(sessionId, { expectedSeq: from, records: log.slice(from, from + 1000).map((body) => ({ at: 0, body })) })
+        }
+        return { store, sessionId, entries: log.length }
+      })())
+    }
+    return opened.get(kind)
+  }
+
+  const openModel = mockModel([textScript(['unused'])])
+
+  /** Times `Agent.open` of a stored session (the agent opened by the previous run is closed first, untimed). */
+  async function openRun(kind, size) {
+    await previous?.session.close()
+    previous = undefined
+    const { store, sessionId, entries } = await storedSession(kind, size)
+    return async () => {
+      previous = await Agent.open({ store, sessionId, tools: [echo], systemPrompt: 'You are a benchmark.', model: openModel.model, streamFn: openModel.streamFn })
+      return { entries: previous.log.length, expected: entries }
+    }
+  }
+
+  const durable = Object.fromEntries(
+    durableStores.flatMap((kind) => [
+      [`durable-tools-${kind}`, async (turns) => promptRun(await durableAgent(kind, toolScripts(turns), [echo]))],
+      [`durable-text-${kind}`, async (n) => promptRun(await durableAgent(kind, [textScript(textDeltas(n))]))],
+      [`durable-open-${kind}`, (size) => openRun(kind, size)],
+    ]),
+  )
+
+  const scenarios = {
+    'durable-tools': (turns) => agentRun(toolScripts(turns), { tools: [echo] }),
+    'durable-text': (n) => agentRun([textScript(textDeltas(n))]),
+    async 'durable-open'(size) {
+      const log = await sessionOf(size)
+      return async () => ({ entries: Agent.fromLog(log, { tools: [echo], streamFn: openModel.streamFn }).log.length, expected: log.length })
+    },
+    ...durable,
+  }
+  return { scenarios, skip, teardown }
+}
