@@ -33,6 +33,7 @@ import { parseArgs } from 'node:util'
 import { Agent, SessionLeaseError, type AgentMessage, type AgentRunEvent } from '../src/index.js'
 import { pgliteSessionStore } from '../src/sessions/pglite-store.js'
 import { serveSessions } from '../src/sessions/serve-sessions.js'
+import { DEFAULT_DEVTOOLS_PORT, devtoolsSessionUrl } from '../src/devtools/index.js'
 import { chooseModel, demoTools, questionOf } from './demo-brain.js'
 
 /** The session's lease: renewed every third of it while the demo runs; after a crash the next run waits at most this long. */
@@ -138,6 +139,9 @@ try {
   }
   await session.close()
   out.write(dim(`— session ${sessionId}: ${agent.log.length} log entries committed in ${shown(dataDir)}/. \`npm run demo\` continues it with the next question; \`npm run demo -- --fresh\` starts another.\n`))
+  // PGlite serves one process per directory: devtools opens the store once this demo has closed it.
+  const devtoolsStore = flags['session-dir'] === undefined ? '' : ` -- --store pglite:${shown(dataDir)}`
+  out.write(dim(`see this run drawn as a timeline: \`npm run devtools${devtoolsStore}\`, then open ${devtoolsSessionUrl(`http://127.0.0.1:${DEFAULT_DEVTOOLS_PORT}/`, sessionId)}\n`))
   if (server !== undefined) {
     out.write(dim(`serving the session's events at ${server.url} until Ctrl-C\n`))
     await new Promise<void>((stop) => ['SIGINT', 'SIGTERM'].forEach((signal) => process.once(signal, () => stop())))
