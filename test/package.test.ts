@@ -54,7 +54,7 @@ const node = (args: string[]) => spawnSync(process.execPath, args, { cwd: app, e
 describe('npm pack', () => {
   it('ships the build, the license and the sources the maps point at, and no tests', () => {
     const files = packed.files.map((file) => file.path)
-    for (const entry of ['src', 'operators', 'marbles', 'src/providers']) {
+    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions']) {
       expect(files).toContain(`dist/${entry}/index.js`)
       expect(files).toContain(`dist/${entry}/index.d.ts`)
     }
@@ -79,7 +79,7 @@ describe('npm pack', () => {
 })
 
 describe('loading the installed package', () => {
-  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers']
+  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions']
 
   it('imports every entry point as ESM', () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`

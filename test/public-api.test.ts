@@ -19,6 +19,7 @@ const entries = {
   'rxagent/operators': 'operators/index.ts',
   'rxagent/marbles': 'marbles/index.ts',
   'rxagent/providers': 'src/providers/index.ts',
+  'rxagent/sessions': 'src/sessions/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -99,6 +100,16 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'OpenAICustomTool', 'OpenAIReasoningSummary', 'OpenAIResponsesRequestSettings', 'OpenAIResponsesSettings',
       'ProviderSettings', 'ReasoningEffort', 'ReplayTarget', 'RouteSettings', 'SseEvent', 'TransportOptions',
       'WireDecoder', 'WireProtocol',
+    ],
+  },
+  'rxagent/sessions': {
+    values: [
+      'SessionConflictError', 'SessionLeaseError', 'SessionRecord', 'SessionRecordBody', 'SessionStoreClosedError',
+      'StreamRecord', 'TimedRecord', 'deleteSessions', 'memorySessionStore',
+    ],
+    types: [
+      'DeleteSessionsOptions', 'LeaseOutcome', 'MemorySessionStore', 'MemorySessionStoreOptions', 'SessionAppend',
+      'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionListOptions', 'SessionStore',
     ],
   },
 }

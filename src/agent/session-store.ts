@@ -25,7 +25,7 @@
  */
 import * as t from 'io-ts'
 import type { Observable } from 'rxjs'
-import { NonNegativeInteger } from '../types/codec.js'
+import { NonNegativeInteger, taggedUnion } from '../types/codec.js'
 import { ProviderChunk } from '../types/chunk.js'
 import { AgentLogEntry } from './agent-log.js'
 
@@ -41,8 +41,8 @@ export const StreamRecord = t.type(
 )
 export type StreamRecord = t.TypeOf<typeof StreamRecord>
 
-/** What a session holds at a position: a log entry or a stream record. */
-export const SessionRecordBody = t.union([AgentLogEntry, StreamRecord], 'SessionRecordBody')
+/** What a session holds at a position: a log entry or a stream record (tagged by `type`: a bad record reports its own member's fields). */
+export const SessionRecordBody = taggedUnion('type', [...AgentLogEntry.types, StreamRecord], 'SessionRecordBody')
 export type SessionRecordBody = t.TypeOf<typeof SessionRecordBody>
 
 /** A record to append: what it holds and when it happened (ms since the epoch, from the writer's scheduler: timelines are drawn from it). */
@@ -154,14 +154,20 @@ export class SessionConflictError extends Error {
   }
 }
 
-/** The session's lease is held by someone else. */
+/** The session's lease is held by someone else, or (`heldBy` undefined, or expired) by no one. */
 export class SessionLeaseError extends Error {
   override readonly name = 'SessionLeaseError'
   constructor(
     readonly sessionId: string,
-    readonly heldBy: SessionLease,
+    /** The lease as it is now: someone else's, an expired one, or `undefined` when there is none. */
+    readonly heldBy: SessionLease | undefined,
     message?: string,
   ) {
-    super(message ?? `session '${sessionId}' is leased by '${heldBy.holder}' until ${new Date(heldBy.expiresAt).toISOString()}`)
+    super(message ?? SessionLeaseError.describe(sessionId, heldBy))
+  }
+
+  private static describe(sessionId: string, heldBy: SessionLease | undefined): string {
+    if (heldBy === undefined) return `session '${sessionId}' is not leased by anyone`
+    return `session '${sessionId}' is leased by '${heldBy.holder}' until ${new Date(heldBy.expiresAt).toISOString()}`
   }
 }
