@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import type { AgentLogEntry } from '../../../src/agent/agent-log.js'
 import type { AgentMessage } from '../../../src/types/message.js'
-import { collectAcks, decodeStored, executionProblems, lostOrChanged, plain, readExecutions, transcriptProblems } from './checks.js'
+import { collectAcks, decodeStored, executionProblems, interleavedRuns, lostOrChanged, plain, readExecutions, transcriptProblems } from './checks.js'
 import type { ChildConfig, StoreConfig } from './child.js'
 import { startChild, type ChildHandle, type ChildLine } from './harness.js'
 import { FINAL_TEXT } from './scenario.js'
@@ -147,7 +147,7 @@ export async function runChain(options: ChainOptions): Promise<ChainReport> {
   else {
     const { log, problems: decoding } = decodeStored(raw.records)
     problems.push(...decoding.map((p) => `chain ${index}, final read: ${p}`))
-    problems.push(...lostOrChanged(log, acked).map((p) => `chain ${index}, final read: ${p}`))
+    problems.push(...[...lostOrChanged(log, acked), ...interleavedRuns(log)].map((p) => `chain ${index}, final read: ${p}`))
     const held = done.log as readonly unknown[]
     if (!isDeepStrictEqual(plain(log), plain(held))) {
       const differs = log.findIndex((e, i) => !isDeepStrictEqual(plain(e), plain(held[i])))
@@ -165,7 +165,7 @@ function checkProcess(child: ChildHandle, acked: Map<number, unknown>, where: st
   const raw = find(child, 'raw')
   if (raw !== undefined) {
     const { log, problems: decoding } = decodeStored(raw.records)
-    problems.push(...decoding.map(at), ...lostOrChanged(log, acked).map(at))
+    problems.push(...decoding.map(at), ...lostOrChanged(log, acked).map(at), ...interleavedRuns(log).map(at))
   }
   const opened = find(child, 'opened')
   if (opened === undefined) return problems

@@ -128,3 +128,16 @@ export function collectAcks(lines: readonly ChildLine[], acked: Map<number, unkn
   }
   return problems
 }
+
+/** Runs never interleave: each `runStart` comes after the previous run's end. */
+export function interleavedRuns(log: readonly AgentLogEntry[]): string[] {
+  const problems: string[] = []
+  let open: number | undefined
+  for (const e of log) {
+    if (e.type === 'runStart') {
+      if (open !== undefined) problems.push(`run started at ${e.seq} while the run started at ${open} had not ended`)
+      open = e.seq
+    } else if (e.type === 'agentEnd' || e.type === 'runFailed') open = undefined
+  }
+  return problems
+}

@@ -9,7 +9,7 @@
  *   opens the session with `Agent.open`, settles what the log left open (a
  *   pending approval is resolved, an interrupted run is continued), runs
  *   `extraRuns` more prompts of the scenario, flushes, closes;
- * - `read`: reports the raw records and exits;
+ * - `read`: reports the raw records (of `sessionId`, or of each of `sessionIds`) and exits;
  * - `worker`: takes sessions from `sessionIds` (several at a time): opens
  *   each with `onBusy: 'error'`; a busy or conflicting session is skipped, a
  *   complete one too; otherwise runs one prompt and closes it.
@@ -232,7 +232,7 @@ async function main(): Promise<void> {
   const store = tapped(raw)
   emit({ t: 'started', pid: process.pid })
   try {
-    if (config.mode === 'read') emit({ t: 'raw', records: await store.read(config.sessionId!) })
+    if (config.mode === 'read') for (const sessionId of config.sessionIds ?? [config.sessionId!]) emit({ t: 'raw', sessionId, records: await store.read(sessionId) })
     else if (config.mode === 'worker') await worker(config, store)
     else await run(config, store)
   } finally {
