@@ -66,7 +66,9 @@ export function requestOf(state: TurnState, options?: StreamOptions): LlmRequest
  * Calls the model and streams its answer: `messageStart`, `messageUpdate`s
  * (and `streamRetry` when a transient error made it call again), `messageEnd`; the answer joins the transcript and the run's usage. An
  * answer that ended in `error` or `aborted` stops the run after this turn
- * (its tool calls still get results, from `dispatchTools`).
+ * (its tool calls still get results, from `dispatchTools`). A turn that
+ * has its answer already (the first turn of `agentLoopResume`) passes on
+ * without a model call.
  *
  * ```
  * source: --S|
@@ -81,6 +83,8 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
   return onTurnState(
     (state) => {
       if (!state.started) throw outOfOrder('streamLlm', 'a turn that has not started', 'startTurn')
+      // A resumed turn (`agentLoopResume`) has its answer already: its tool calls are dispatched without a model call.
+      if (state.assistant !== undefined) return state
       return new Observable<TurnItem>((subscriber) => {
         const request = requestOf(state, options.options)
         const recover = options.recoverOverflow

@@ -20,7 +20,8 @@ export interface TransformContextOptions extends AbortOption {
 }
 
 /**
- * Computes `llmMessages`, the context this turn sends: `convertToLlm(transform(transcript))`.
+ * Computes `llmMessages`, the context this turn sends: `convertToLlm(transform(transcript))`
+ * (nothing for a turn that has its answer already: the first of `agentLoopResume`).
  * A failing transform stops the run with stopReason `error` and says so; an
  * abort while an asynchronous transform is pending cancels it and stops the
  * run with `aborted` (see {@link untilAborted}).
@@ -46,6 +47,8 @@ export function transformContext(options: TransformContextOptions = {}): TurnOpe
     }
   }
   return onTurnState((state): TurnItem | Observable<TurnItem> => {
+    // A resumed turn (`agentLoopResume`) sends nothing to the model.
+    if (state.assistant !== undefined) return state
     if (options.transform === undefined) return done(state, state.context.messages)
     let out: readonly AgentMessage[] | ObservableInput<readonly AgentMessage[]>
     try {

@@ -158,6 +158,7 @@ export {
 } from './turn/turn-state.js'
 export { TurnProtocolError } from './turn/turn-protocol.js'
 export { defaultTurn, composeTurn, agentLoop, agentLoopContinue, type AgentLoopConfig, type TurnStages } from './loop/agent-loop.js'
+export { agentLoopResume } from './loop/agent-loop-resume.js'
 export { fromAsyncIterable } from './rx/from-async-iterable.js'
 export type { MessageSource, QueueMode } from './loop/message-queue.js'
 export { agentResult, transcriptFromEvents } from './loop/transcript.js'
@@ -185,7 +186,28 @@ export {
   DEFAULT_PLAN_MODE_ADDENDUM,
   Agent,
   type RestoreOptions,
+  AgentSession,
+  SessionClosedError,
+  SessionWriteError,
+  DEFAULT_LEASE_TTL_MS,
+  type AgentOpenOptions,
+  type SessionLeaseOptions,
 } from './agent/agent.js'
+export {
+  SessionConflictError,
+  SessionLeaseError,
+  SessionRecord,
+  SessionRecordBody,
+  StreamRecord,
+  TimedRecord,
+  type LeaseOutcome,
+  type SessionAppend,
+  type SessionAppended,
+  type SessionInfo,
+  type SessionLease,
+  type SessionListOptions,
+  type SessionStore,
+} from './agent/session-store.js'
 export {
   ToolMetrics,
   TurnMetrics,

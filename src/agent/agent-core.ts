@@ -11,6 +11,7 @@ import type { AgentRunEvent } from './agent-events.js'
 import { AGENT_LOG_FORMAT, type AgentLogEntry } from './agent-log.js'
 import { AgentBusyError, decodeAgentOptions, type AgentOptions, type CallOptions } from './agent-options.js'
 import type { AgentState } from './agent-state.js'
+import type { AgentSession } from './agent-session.js'
 import { AgentStore } from './agent-store.js'
 import { Runner } from './agent-run.js'
 import { Approvals } from './approvals.js'
@@ -34,6 +35,8 @@ export abstract class AgentCore {
   protected readonly runs: Runner
   protected readonly models: ModelRoutes
   protected checkpointSeq = 0
+  /** The durable session, for an agent made by `Agent.open`. */
+  protected sessionOf: AgentSession | undefined
   protected readonly context: ContextManagement
 
   /** Immutable snapshots, one per change; replays the current one to new subscribers. */
@@ -99,6 +102,14 @@ export abstract class AgentCore {
     return this.store.log
   }
 
+  /**
+   * The durable session this agent's log is committed to (`Agent.open`);
+   * `undefined` for an agent made with `new Agent`, `restore` or `fromLog`.
+   */
+  get session(): AgentSession | undefined {
+    return this.sessionOf
+  }
+
   get isRunning(): boolean {
     return this.runs.current !== undefined
   }
@@ -130,6 +141,19 @@ export abstract class AgentCore {
   }
 
   // --- Internals ----------------------------------------------------------
+
+  /** @throws SessionClosedError when the agent's session was closed or can no longer be written. */
+  protected writable(): void {
+    this.sessionOf?.assertWritable()
+  }
+
+  /** @throws Error when a run is suspended: it waits for approvals and no process runs it (a reopened session). */
+  protected notSuspended(): void {
+    const pending = this.state.pendingApprovals
+    if (pending.length > 0 && this.runs.current === undefined) {
+      throw new Error(`agent ${this.id}: a run waits for approval of ${pending.map((p) => `'${p.toolCallId}' (${p.toolName})`).join(', ')}: decide with resolveApproval(), or abort() to give the run up`)
+    }
+  }
 
   protected notRunning(): void {
     const current = this.runs.current

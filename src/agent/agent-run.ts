@@ -28,6 +28,19 @@ interface ActiveRun {
   readonly result: Promise<AgentResult>
   readonly resolve: (result: AgentResult) => void
   subscription?: Subscription
+  /** Set by `fail`: the run was aborted because of this, and ends with stopReason `error` saying it. */
+  failure?: string
+}
+
+/** The run in progress, as the Agent sees it. */
+export interface RunInProgress {
+  readonly runId: string
+  readonly handle: AgentRun
+  /** Aborts it gracefully (stopReason `aborted`). */
+  readonly abort: () => void
+  /** Aborts it gracefully because of `error` (a durable session that cannot write): it ends with stopReason `error` and `error`. */
+  readonly fail: (error: string) => void
+  readonly result: Promise<AgentResult>
 }
 
 /** What the runs need of their Agent. */
@@ -54,9 +67,20 @@ export class Runner {
   constructor(private readonly host: RunnerHost) {}
 
   /** The run in progress, if any. */
-  get current(): { readonly runId: string; readonly handle: AgentRun; readonly abort: () => void; readonly result: Promise<AgentResult> } | undefined {
+  get current(): RunInProgress | undefined {
     const active = this.active
-    return active === undefined ? undefined : { runId: active.runId, handle: handleOf(active), abort: () => active.abort.abort(), result: active.result }
+    return active === undefined
+      ? undefined
+      : {
+          runId: active.runId,
+          handle: handleOf(active),
+          abort: () => active.abort.abort(),
+          fail: (error: string) => {
+            active.failure ??= error
+            active.abort.abort()
+          },
+          result: active.result,
+        }
   }
 
   /** Emits an event of the agent's own (a compaction, a model change, a listener error). */
@@ -76,8 +100,8 @@ export class Runner {
     return taken
   }
 
-  /** Forgets the run in progress: its awaiters are told it was reset, its late events are dropped. */
-  reset(): void {
+  /** Forgets the run in progress: its awaiters are told it ended with `error` (it was reset), its late events are dropped. */
+  reset(error = 'the agent was reset'): void {
     const active = this.active
     this.turnIndex = 0
     if (active === undefined) return
@@ -85,7 +109,7 @@ export class Runner {
     active.abort.abort()
     active.subscription?.unsubscribe()
     active.replay.complete()
-    active.resolve({ messages: [], stopReason: 'aborted', usage: emptyUsage, cost: emptyCost, error: 'the agent was reset' })
+    active.resolve({ messages: [], stopReason: 'aborted', usage: emptyUsage, cost: emptyCost, error })
   }
 
   readonly start: StartRun = (loop, call, prompts) => {
@@ -119,10 +143,11 @@ export class Runner {
     active.subscription = loop(host.context(), host.configOf(call, abort.signal))
       .pipe(turnMetrics(host.scheduler))
       .subscribe({
-        next: (event) => {
+        next: (loopEvent) => {
           // After reset() the run is forgotten: what its teardown still emits (say, a
           // synchronous run ending at once on the abort) must not reach the fresh state.
           if (this.active !== active) return
+          const event = loopEvent.type === 'agentEnd' && active.failure !== undefined ? failedEnd(loopEvent.result, active.failure) : loopEvent
           if (event.type === 'turnStart') this.turnIndex = event.turnIndex
           if (event.type === 'turnMetrics') {
             const metrics = host.metrics
@@ -169,6 +194,11 @@ export class Runner {
     run?.replay.next(event)
     this.host.hub.emit(event)
   }
+}
+
+/** A run that `fail` aborted ends with stopReason `error`, saying why. */
+function failedEnd(result: AgentResult, error: string): AgentEvent {
+  return { type: 'agentEnd', result: { ...result, stopReason: 'error', error } }
 }
 
 function handleOf(active: ActiveRun): AgentRun {

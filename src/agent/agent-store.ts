@@ -4,6 +4,7 @@
  * the log never disagree: an entry the reducer refuses is not appended.
  */
 import { BehaviorSubject, Subject, type Observable } from 'rxjs'
+import type { ProviderChunk } from '../types/chunk.js'
 import type { AgentEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
 import type { AgentTool } from '../types/tool.js'
@@ -24,6 +25,13 @@ export class AgentStore {
       if (tool === undefined) throw new Error(`the log names a tool '${name}' this agent was not given`)
       return tool
     })
+
+  /**
+   * Where the chunks of a streamed assistant message go as they arrive (a
+   * durable session's writer), or nowhere: its `messageStart` (as a chunk),
+   * each content chunk, and a `retry` chunk when an attempt is discarded.
+   */
+  chunks: ((chunk: ProviderChunk) => void) | undefined = undefined
 
   /** Immutable snapshots, one per change; replays the current one to new subscribers. */
   readonly state$: Observable<AgentState>
@@ -65,13 +73,22 @@ export class AgentStore {
   /** Logs what a run's `event` changes (the streamed message only transiently). @throws what the reducer throws. */
   record(event: AgentEvent): void {
     switch (event.type) {
-      case 'messageUpdate':
+      case 'messageUpdate': {
+        const chunks = this.chunks
+        if (chunks !== undefined) chunks(event.chunk)
         return this.stream(event.message)
+      }
       case 'messageStart':
-        if (event.message.role === 'assistant') this.stream(event.message)
+        if (event.message.role === 'assistant') {
+          this.chunks?.({ type: 'messageStart', id: event.message.responseId ?? '', model: event.message.model })
+          this.stream(event.message)
+        }
         return
       case 'streamRetry':
+        this.chunks?.({ type: 'retry', attempt: event.attempt, delayMs: event.delayMs, error: event.error })
+        return this.stream(undefined)
       case 'modelFallback':
+        this.chunks?.({ type: 'retry', attempt: 0, delayMs: 0, error: event.error, model: event.to })
         return this.stream(undefined)
       case 'agentStart':
         this.append({ type: 'agentStart' })

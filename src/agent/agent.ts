@@ -11,6 +11,7 @@
 import { asyncScheduler, type Observable, type Subscription } from 'rxjs'
 import * as t from 'io-ts'
 import { agentLoop, agentLoopContinue } from '../loop/agent-loop.js'
+import { agentLoopResume } from '../loop/agent-loop-resume.js'
 import type { ApprovalDecision } from '../policy/approval.js'
 import { errorText } from '../types/codec.js'
 import type { ImageContent } from '../types/content.js'
@@ -23,12 +24,18 @@ import { AgentCore } from './agent-core.js'
 import { AgentBusyError, type AgentOptions, type AgentRun, type CallOptions, type StructuredOptions, type StructuredRun } from './agent-options.js'
 import { sameModel } from './agent-reducer.js'
 import { decodeCheckpoint, type Checkpoint } from './checkpoint.js'
-import { INTERRUPTED, logReplayOf } from './log-replay.js'
+import { ApprovalDecisionCodec } from './agent-log.js'
+import { normalized } from './approvals.js'
+import { INTERRUPTED, logReplayOf, SUSPENDED_ABORTED, type LogReplay } from './log-replay.js'
+import { openSession, type AgentOpenOptions } from './session-open.js'
 import { structuredRun } from './structured-output.js'
 
 export { AgentBusyError, DEFAULT_AGENT_TOOL_CONCURRENCY, StructuredOutputError } from './agent-options.js'
 export type { AgentOptions, AgentRun, ApprovalMode, CallOptions, StructuredOptions, StructuredRun } from './agent-options.js'
 export { DEFAULT_PLAN_MODE_ADDENDUM } from './plan-mode.js'
+export { AgentSession, SessionClosedError } from './agent-session.js'
+export { DEFAULT_LEASE_TTL_MS, type AgentOpenOptions, type SessionLeaseOptions } from './session-open.js'
+export { SessionWriteError } from './session-writer.js'
 export type { PromptInput } from '../types/input.js'
 
 /** What `Agent.restore` and `Agent.fromLog` take: the options, less what the saved agent says. */
@@ -78,13 +85,50 @@ export class Agent extends AgentCore {
    * @throws InvalidInputError naming the path of what does not decode (`log[3].message.content`), or a tool the log names that `options.tools` lacks.
    */
   static fromLog(log: readonly unknown[], options: Omit<RestoreOptions, 'id' | 'systemPrompt' | 'model'>): Agent {
-    const { entries, init, runs, boundary } = logReplayOf(log, options.tools ?? [], 'Agent.fromLog')
+    const replay = logReplayOf(log, options.tools ?? [], 'Agent.fromLog')
+    const agent = Agent.replayed(replay, options)
+    if (agent.state.isRunning) agent.store.append(INTERRUPTED)
+    agent.boundary.mark(replay.boundary, agent.state.messages)
+    return agent
+  }
+
+  /**
+   * Opens a durable session: restores the agent from the session's log in
+   * `options.store` (or starts a new session, whose `init` entry is committed
+   * before this resolves), and commits every entry from then on
+   * (`agent.session`: how far the log is durable, `flush`, `close`). A run
+   * the previous process left in its middle is settled (the partial answer
+   * kept as `aborted`, every tool call answered: `continue()` goes on), or,
+   * when it was waiting for approvals, kept suspended: `state.pendingApprovals`
+   * lists them and `resolveApproval` resumes the run (`waitForIdle()` awaits
+   * it, `events$` streams it). One process writes a session at a time: see
+   * `lease` in {@link AgentOpenOptions}. Call `agent.session.close()` when done:
+   * the lease is renewed on the scheduler until then.
+   *
+   * @throws InvalidInputError for bad options, or a record that does not decode (naming the session and its position); SessionLeaseError when another holder has the lease; the store's error when it cannot be read or written.
+   */
+  static open(options: AgentOpenOptions): Promise<Agent> {
+    return openSession(options, (agentOptions, replay) => {
+      const agent = replay === undefined ? new Agent(agentOptions) : Agent.replayed(replay, agentOptions)
+      return {
+        agent,
+        store: agent.store,
+        runs: agent.runs,
+        scheduler: agent.scheduler,
+        settled: () => agent.boundary.mark(replay?.boundary ?? 0, agent.state.messages),
+        attach: (session) => (agent.sessionOf = session),
+        abort: () => agent.abort(),
+      }
+    })
+  }
+
+  /** The agent a decoded log folds to (its last run, if unfinished, left as it is). */
+  private static replayed(replay: LogReplay, options: Omit<RestoreOptions, 'id' | 'systemPrompt' | 'model'>): Agent {
+    const { entries, init, runs } = replay
     const agent = new Agent({ ...options, id: init.agentId, systemPrompt: init.systemPrompt, model: init.model, messages: init.messages })
     agent.store.load(entries)
     agent.models.adopt(agent.state.availableModels, agent.state.model)
     agent.runs.count = runs
-    if (agent.state.isRunning) agent.store.append(INTERRUPTED)
-    agent.boundary.mark(boundary, agent.state.messages)
     return agent
   }
 
@@ -97,6 +141,7 @@ export class Agent extends AgentCore {
    */
   prompt(input: PromptInput, images: readonly ImageContent[] = [], call: CallOptions = {}): AgentRun {
     const messages = decodePrompts(input, 'Agent.prompt', this.scheduler.now(), images)
+    this.writable()
     const current = this.runs.current
     if (current !== undefined) {
       if (this.options.whileRunning === 'followUp') {
@@ -105,6 +150,7 @@ export class Agent extends AgentCore {
       }
       throw new AgentBusyError(`agent ${this.id} is already running (${current.runId}): use steer() or followUp(), await waitForIdle(), or set whileRunning: 'followUp'`)
     }
+    this.notSuspended()
     return this.runs.start((context, config) => agentLoop(messages, context, config), call, messages)
   }
 
@@ -114,7 +160,9 @@ export class Agent extends AgentCore {
    * otherwise the model answers the last user or tool-result message.
    */
   continue(call: CallOptions = {}): AgentRun {
+    this.writable()
     this.notRunning()
+    this.notSuspended()
     const steering = this.runs.take('steering')
     if (steering.length > 0) return this.runs.start((context, config) => agentLoop(steering, context, config), call, steering)
     const messages = this.state.messages
@@ -137,13 +185,23 @@ export class Agent extends AgentCore {
    * promise rejects with a {@link StructuredOutputError} saying what was wrong.
    */
   structured<C extends t.Mixed>(codec: C, input: PromptInput, options: StructuredOptions = {}): StructuredRun<t.TypeOf<C>> {
+    this.writable()
     this.notRunning()
+    this.notSuspended()
     const host = { now: () => this.scheduler.now(), model: this.state.model, nativeStructuredOutput: this.options.nativeStructuredOutput, start: this.runs.start }
     return structuredRun(host, codec, input, options)
   }
 
-  /** Aborts the current run gracefully (the partial answer is kept, every tool call answered); resolves when idle. */
+  /**
+   * Aborts the current run gracefully (the partial answer is kept, every tool
+   * call answered); resolves when idle. A suspended run (waiting for
+   * approvals in a reopened session) is given up: its calls get error results.
+   */
   abort(): Promise<void> {
+    if (this.runs.current === undefined && this.state.pendingApprovals.length > 0) {
+      this.writable()
+      this.store.append(SUSPENDED_ABORTED)
+    }
     this.runs.current?.abort()
     return this.waitForIdle()
   }
@@ -160,6 +218,7 @@ export class Agent extends AgentCore {
 
   /** Aborts any run and forgets the transcript, the queues, the pending approvals and the last error. */
   reset(): void {
+    this.writable()
     // Whoever awaits the run is told how it ended rather than left waiting.
     this.runs.reset()
     this.store.append({ type: 'reset' })
@@ -170,20 +229,37 @@ export class Agent extends AgentCore {
    * Decides a tool call waiting for approval (one of `state.pendingApprovals`);
    * the run goes on with the decision. `false` when no call with this id
    * waits: unknown, or decided already (by `approveTool`, which answered first).
+   *
+   * A suspended run (a reopened session whose run waited for approvals) is
+   * resumed once its last pending call is decided: a new run (`waitForIdle()`
+   * awaits it, `events$` streams it) dispatches the decided call and the
+   * other unanswered calls of that answer (asking again where needed), then
+   * goes on to the model. Decide it with the approval mode it was asked with.
+   *
+   * @throws InvalidInputError for a decision that does not decode (resuming); SessionClosedError when the session was closed.
    */
   resolveApproval(toolCallId: string, decision: ApprovalDecision): boolean {
-    return this.approvals.resolve(toolCallId, decision)
+    this.writable()
+    if (this.approvals.resolve(toolCallId, decision)) return true
+    if (this.runs.current !== undefined || !this.state.pendingApprovals.some((p) => p.toolCallId === toolCallId)) return false
+    const decided = normalized(decodeInput(ApprovalDecisionCodec, decision, 'Agent.resolveApproval', 'decision'))
+    this.store.append({ type: 'approvalDecided', toolCallId, decision: decided, by: 'resolveApproval' })
+    this.approvals.predecide(toolCallId, decided)
+    if (this.state.pendingApprovals.length === 0) this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
+    return true
   }
 
   // --- Queues -------------------------------------------------------------
 
   /** Queues a message that redirects the agent while it works (delivered after the current tool batch). @throws InvalidInputError for a bad message. */
   steer(message: string | AgentMessageInput): void {
+    this.writable()
     this.store.append({ type: 'enqueue', queue: 'steering', message: decodeMessage(message, 'Agent.steer', this.scheduler.now()) })
   }
 
   /** Queues a message that continues the run when it would otherwise end. @throws InvalidInputError for a bad message. */
   followUp(message: string | AgentMessageInput): void {
+    this.writable()
     this.store.append({ type: 'enqueue', queue: 'followUp', message: decodeMessage(message, 'Agent.followUp', this.scheduler.now()) })
   }
 
@@ -197,10 +273,12 @@ export class Agent extends AgentCore {
   }
 
   clearSteering(): void {
+    this.writable()
     if (this.state.steeringQueue.length > 0) this.store.append({ type: 'clearQueue', queue: 'steering' })
   }
 
   clearFollowUps(): void {
+    this.writable()
     if (this.state.followUpQueue.length > 0) this.store.append({ type: 'clearQueue', queue: 'followUp' })
   }
 
@@ -229,6 +307,7 @@ export class Agent extends AgentCore {
 
   /** Switches to `route` (or a model served by the agent's stream function) for the next run. */
   setModel(model: ModelSpec | ModelRoute): void {
+    this.writable()
     const from = this.state.model
     const route = this.models.select(model)
     if (route.model !== from || !this.state.availableModels.some((m) => sameModel(m, route.model))) this.store.append({ type: 'model', model: route.model })
@@ -245,20 +324,24 @@ export class Agent extends AgentCore {
   /** @throws InvalidInputError naming the path of a bad tool (`tools[0].execute`). */
   setTools(tools: readonly AgentTool[]): void {
     decodeInput(AgentTools, tools, 'Agent.setTools', 'tools', 'tools')
+    this.writable()
     this.store.know(tools)
     this.store.append({ type: 'tools', tools: tools.map((x) => x.name) })
   }
 
   setSystemPrompt(systemPrompt: string): void {
+    this.writable()
     this.store.append({ type: 'systemPrompt', systemPrompt })
   }
 
   /** Plan mode: only tools that need no approval are offered, and the plan-mode addendum joins the system prompt. */
   enterPlanMode(): void {
+    this.writable()
     if (!this.state.planMode) this.store.append({ type: 'planMode', on: true })
   }
 
   exitPlanMode(): void {
+    this.writable()
     if (this.state.planMode) this.store.append({ type: 'planMode', on: false })
   }
 }

@@ -16,6 +16,8 @@ type Decider = 'approveTool' | 'resolveApproval' | 'abort'
 /** The calls waiting for a decision and how to decide them. */
 export class Approvals {
   private readonly waiting = new Map<string, (decision: ApprovalDecision, by: Decider) => boolean>()
+  /** Decisions logged while no run waited (a suspended run of a durable session): the resumed run's gate answers with them. */
+  private readonly decided = new Map<string, ApprovalDecision>()
 
   constructor(private readonly append: (command: AgentLogCommand) => void) {}
 
@@ -27,6 +29,14 @@ export class Approvals {
     return (request: ApprovalRequest) =>
       new Observable<ApprovalDecision>((subscriber) => {
         const toolCallId = request.toolCall.id
+        const logged = this.decided.get(toolCallId)
+        if (logged !== undefined) {
+          // Requested and decided in the log already: not asked nor logged again.
+          this.decided.delete(toolCallId)
+          subscriber.next(logged)
+          subscriber.complete()
+          return
+        }
         let decided = false
         let asking: Subscription | undefined
         const decide = (decision: ApprovalDecision, by: Decider): boolean => {
@@ -57,6 +67,11 @@ export class Approvals {
       })
   }
 
+  /** Remembers a decision logged for a call no run waits on now: the run that resumes it gets `decision` without asking. */
+  predecide(toolCallId: string, decision: ApprovalDecision): void {
+    this.decided.set(toolCallId, decision)
+  }
+
   /** Decides a waiting call; `false` when none with this id waits (unknown, or decided already). */
   resolve(toolCallId: string, decision: ApprovalDecision): boolean {
     return this.waiting.get(toolCallId)?.(decision, 'resolveApproval') ?? false
@@ -64,7 +79,7 @@ export class Approvals {
 }
 
 /** Only the fields a decision has: what is logged must decode again. */
-function normalized(decision: ApprovalDecision): ApprovalDecision {
+export function normalized(decision: ApprovalDecision): ApprovalDecision {
   if (decision.approved) return decision.args === undefined ? { approved: true } : { approved: true, args: decision.args }
   return decision.reason === undefined ? { approved: false } : { approved: false, reason: decision.reason }
 }

@@ -12,7 +12,28 @@ export {
   type RestoreOptions,
   type StructuredOptions,
   type StructuredRun,
+  AgentSession,
+  SessionClosedError,
+  SessionWriteError,
+  DEFAULT_LEASE_TTL_MS,
+  type AgentOpenOptions,
+  type SessionLeaseOptions,
 } from './agent.js'
+export {
+  SessionConflictError,
+  SessionLeaseError,
+  SessionRecord,
+  SessionRecordBody,
+  StreamRecord,
+  TimedRecord,
+  type LeaseOutcome,
+  type SessionAppend,
+  type SessionAppended,
+  type SessionInfo,
+  type SessionLease,
+  type SessionListOptions,
+  type SessionStore,
+} from './session-store.js'
 export {
   AgentOwnEvent,
   AgentRunEvent,

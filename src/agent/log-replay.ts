@@ -20,9 +20,34 @@ export const INTERRUPTED: AgentLogCommand = {
   settleReason: 'the run was interrupted before its result was recorded',
 }
 
+/**
+ * The entry that closes a durable session's run cut off by its process's
+ * end (a crash, a kill): unanswered tool calls get an error result saying so.
+ */
+export const PROCESS_STOPPED: AgentLogCommand = {
+  type: 'runFailed',
+  error: 'interrupted: the process stopped in the middle of the run',
+  settleReason: 'the process stopped before its result was recorded',
+}
+
+/** The entry that closes a suspended run (waiting for approvals, no process running it) that `abort()` gave up. */
+export const SUSPENDED_ABORTED: AgentLogCommand = {
+  type: 'runFailed',
+  error: 'aborted while waiting for approval',
+  settleReason: 'the run was aborted while it waited for approval',
+}
+
 /** @throws InvalidInputError naming the path of what does not decode, or of a tool name `tools` lacks. */
 export function logReplayOf(log: unknown, tools: readonly AgentTool[], entry: string): LogReplay {
-  const entries = decodeAgentLog(log, entry, 'log')
+  return replayOfEntries(decodeAgentLog(log, entry, 'log'), tools, entry)
+}
+
+/** A log already decoded entry by entry (`init` first), ready to fold. @throws InvalidInputError for an entry out of place, or a tool name `tools` lacks. */
+export function replayOfEntries(entries: readonly AgentLogEntry[], tools: readonly AgentTool[], entry: string): LogReplay {
+  if (entries[0]?.type !== 'init') throw invalidInput(entry, 'log', '[0].type', `the first entry must be 'init'`, entries[0]?.type)
+  entries.forEach((e, i) => {
+    if (e.seq !== i) throw invalidInput(entry, 'log', `[${i}].seq`, `entry ${i} is at position ${e.seq}`, e.seq)
+  })
   const given = new Set(tools.map((x) => x.name))
   let runs = 0
   let boundary = 0

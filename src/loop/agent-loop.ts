@@ -20,7 +20,7 @@ import type { ApproveTool } from '../policy/approval.js'
 import type { Policies } from '../policy/policy.js'
 import { initialState, isTurnState, nextState, runMessages, type AgentContext, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
 import type { AgentEvent } from '../types/event.js'
-import type { AgentMessage } from '../types/message.js'
+import type { AgentMessage, AssistantMessage } from '../types/message.js'
 import { decodeContext, decodePrompts, type PromptInput } from '../types/input.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StreamFn, StreamOptions } from '../types/request.js'
@@ -230,12 +230,17 @@ function resultOf(state: TurnState): AgentResult {
  * per run, so that a transcript from outside (restored, edited) reaches no
  * `streamFn` broken. The context itself when it is valid.
  */
-function repaired(context: AgentContext): AgentContext {
+export function repaired(context: AgentContext): AgentContext {
   const messages = validTranscript(context.messages)
   return messages === context.messages ? context : { ...context, messages }
 }
 
-function run(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig): Observable<AgentEvent> {
+/**
+ * A run over `context` (already decoded and repaired) with `prompts`. With
+ * `answer`, the first turn is a resumed one: its answer is `answer` (its tool
+ * calls are dispatched without a model call; see `agentLoopResume`).
+ */
+export function runLoop(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig, answer?: AssistantMessage): Observable<AgentEvent> {
   return defer(() => {
     const scheduler = config.scheduler ?? asyncScheduler
     const steering = new MessageQueue(config.steering, config.steeringMode, 'steering', () => scheduler.now(), 'steering source')
@@ -305,7 +310,8 @@ function run(context: AgentContext, prompts: readonly AgentMessage[], config: Ag
       }
     }
 
-    const first = initialState(context, config.model, prompts, emptyUsage, emptyCost)
+    const initial = initialState(context, config.model, prompts, emptyUsage, emptyCost)
+    const first = answer === undefined ? initial : nextState(initial, { assistant: answer })
     // agentStart is emitted here rather than with `concat`: a concat would add a layer every event of the run passes through.
     return new Observable<AgentEvent>((subscriber) => {
       subscriber.next({ type: 'agentStart' })
@@ -344,7 +350,7 @@ export function agentLoop(prompts: PromptInput, context: AgentContext, config: A
   const now = (config.scheduler ?? asyncScheduler).now()
   const list = decodePrompts(prompts, 'agentLoop', now)
   const decoded = decodeContext(context, 'agentLoop', now)
-  return defer(() => run(repaired(decoded), list, config))
+  return defer(() => runLoop(repaired(decoded), list, config))
 }
 
 /**
@@ -363,7 +369,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
     if (last.role === 'assistant') {
       throw new Error("agentLoopContinue: the last message is the assistant's; add a user or tool result message first")
     }
-    return run(settled, [], config)
+    return runLoop(settled, [], config)
   })
 }
 

@@ -1,0 +1,231 @@
+/**
+ * The group-commit writer of a durable session: every log entry, and the
+ * chunks of the message streaming now, go to the `SessionStore` in batches.
+ * One append is in flight at a time; what arrives meanwhile forms the next
+ * batch. Adjacent text, thinking and argument deltas are merged into one
+ * chunk of one stream record, so a message of 10,000 deltas is a few
+ * records, not 10,000 rows.
+ *
+ * The per-delta path is a type test and a string concatenation: no record,
+ * no Promise, no clock read. A batch is sent from a microtask, so what a
+ * synchronous burst logs goes in one append.
+ */
+import { BehaviorSubject, type Observable } from 'rxjs'
+import { errorText } from '../types/codec.js'
+import type { ProviderChunk } from '../types/chunk.js'
+import type { AgentLogEntry } from './agent-log.js'
+import type { SessionStore, TimedRecord } from './session-store.js'
+
+/** Where a writer writes. */
+export interface SessionWriterTarget {
+  readonly store: SessionStore
+  readonly sessionId: string
+  /** The lease holder: every append is fenced by it. */
+  readonly holder: string
+  /** Record times (the agent's scheduler). */
+  readonly now: () => number
+  /** Told once when an append fails: the session can no longer be written. */
+  readonly onFailure: (error: SessionWriteError) => void
+}
+
+/** An append of a durable session failed: what was logged after `durableSeq` is not committed. */
+export class SessionWriteError extends Error {
+  override readonly name = 'SessionWriteError'
+  constructor(
+    readonly sessionId: string,
+    readonly storeKind: string,
+    /** The log length committed before the failed append. */
+    readonly durableSeq: number,
+    override readonly cause: unknown,
+  ) {
+    super(`session '${sessionId}' (${storeKind} store): could not append the log after entry ${durableSeq - 1}: ${errorText(cause)}`)
+  }
+}
+
+type DeltaType = 'textDelta' | 'thinkingDelta' | 'toolUseArgsDelta'
+
+interface Waiter {
+  readonly batch: number
+  readonly resolve: () => void
+  readonly reject: (error: unknown) => void
+}
+
+/** See the module comment. */
+export class SessionWriter {
+  private batch: TimedRecord[] = []
+  /** The chunks of the stream record being filled (in `batch`), if any. */
+  private chunks: ProviderChunk[] | undefined
+  /** The delta being merged: its type, text and (for arguments) tool call id. */
+  private deltaType: DeltaType | undefined
+  private deltaText = ''
+  private deltaId = ''
+  /** The log's length as far as entries reached this writer. */
+  private logged: number
+  private committed: number
+  /** The number of the batch being filled; the one in flight, if any, is the previous. */
+  private batchNo = 1
+  private committedBatch = 0
+  private inFlight = false
+  private scheduled = false
+  private accepting = true
+  private failure: SessionWriteError | undefined
+  private waiters: Waiter[] = []
+  private readonly durable$$: BehaviorSubject<number>
+  /** The committed log length as it grows (replays the current value). */
+  readonly durable$: Observable<number>
+
+  /** @param committed the log length the store holds already. */
+  constructor(
+    private readonly target: SessionWriterTarget,
+    committed: number,
+  ) {
+    this.logged = committed
+    this.committed = committed
+    this.durable$$ = new BehaviorSubject(committed)
+    this.durable$ = this.durable$$.asObservable()
+  }
+
+  /** Entries `[0, durableSeq)` are committed. */
+  get durableSeq(): number {
+    return this.committed
+  }
+
+  /** Why the writer stopped, if an append failed. */
+  get failed(): SessionWriteError | undefined {
+    return this.failure
+  }
+
+  /** Queues a log entry (the next in `seq` order). */
+  entry(entry: AgentLogEntry): void {
+    if (!this.accepting) return
+    this.endStream()
+    this.batch.push({ at: this.target.now(), body: entry })
+    this.logged = entry.seq + 1
+    this.kick()
+  }
+
+  /** Queues a chunk of the message streaming now (merged with the previous one when both are deltas of one block). */
+  chunk(chunk: ProviderChunk): void {
+    if (!this.accepting) return
+    const type = chunk.type
+    if (type === 'textDelta' || type === 'thinkingDelta') {
+      if (this.deltaType === type) {
+        this.deltaText += chunk.text
+        return
+      }
+      this.openDelta(type, chunk.text, '')
+      return
+    }
+    if (type === 'toolUseArgsDelta') {
+      if (this.deltaType === type && this.deltaId === chunk.id) {
+        this.deltaText += chunk.fragment
+        return
+      }
+      this.openDelta(type, chunk.fragment, chunk.id)
+      return
+    }
+    this.endDelta()
+    this.streamChunks().push(chunk)
+  }
+
+  /** Resolves when everything queued so far is committed; rejects with the failure of an append. */
+  flush(): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure)
+    const batch = this.batch.length > 0 ? this.batchNo : this.inFlight ? this.batchNo - 1 : this.committedBatch
+    if (batch <= this.committedBatch) return Promise.resolve()
+    return new Promise<void>((resolve, reject) => this.waiters.push({ batch, resolve, reject }))
+  }
+
+  /** Stops taking entries and chunks (what was queued is still sent: `flush` waits for it). */
+  stop(): void {
+    this.endStream()
+    this.accepting = false
+  }
+
+  private openDelta(type: DeltaType, text: string, id: string): void {
+    this.endDelta()
+    this.streamChunks()
+    this.deltaType = type
+    this.deltaText = text
+    this.deltaId = id
+  }
+
+  /** The merged delta, as one chunk of the stream record. */
+  private endDelta(): void {
+    const type = this.deltaType
+    if (type === undefined) return
+    this.deltaType = undefined
+    const chunks = this.streamChunks()
+    if (type === 'toolUseArgsDelta') chunks.push({ type, id: this.deltaId, fragment: this.deltaText })
+    else chunks.push({ type, text: this.deltaText })
+    this.deltaText = ''
+  }
+
+  private endStream(): void {
+    this.endDelta()
+    this.chunks = undefined
+  }
+
+  /** The chunks of the open stream record; opens one (after the entries logged so far) when there is none. */
+  private streamChunks(): ProviderChunk[] {
+    let chunks = this.chunks
+    if (chunks === undefined) {
+      chunks = []
+      this.chunks = chunks
+      this.batch.push({ at: this.target.now(), body: { type: 'stream', afterSeq: this.logged, chunks } })
+      this.kick()
+    }
+    return chunks
+  }
+
+  private kick(): void {
+    if (this.scheduled || this.inFlight) return
+    this.scheduled = true
+    queueMicrotask(this.send)
+  }
+
+  private readonly send = (): void => {
+    this.scheduled = false
+    if (this.inFlight || this.batch.length === 0 || this.failure !== undefined) return
+    this.endStream()
+    const records = this.batch
+    this.batch = []
+    const batch = this.batchNo++
+    const expectedSeq = this.committed
+    const length = this.logged
+    this.inFlight = true
+    const { store, sessionId, holder } = this.target
+    let appending: Promise<unknown>
+    try {
+      appending = store.append(sessionId, { expectedSeq, records, leaseHolder: holder })
+    } catch (error) {
+      appending = Promise.reject(error)
+    }
+    appending.then(
+      () => {
+        this.inFlight = false
+        this.committed = length
+        this.committedBatch = batch
+        this.durable$$.next(length)
+        this.waiters = this.waiters.filter((w) => (w.batch <= batch ? (w.resolve(), false) : true))
+        if (this.batch.length > 0) this.send()
+      },
+      (error: unknown) => {
+        this.inFlight = false
+        this.fail(new SessionWriteError(sessionId, store.kind, expectedSeq, error))
+      },
+    )
+  }
+
+  private fail(failure: SessionWriteError): void {
+    this.failure = failure
+    this.accepting = false
+    this.batch = []
+    this.chunks = undefined
+    this.deltaType = undefined
+    const waiters = this.waiters
+    this.waiters = []
+    for (const w of waiters) w.reject(failure)
+    this.target.onFailure(failure)
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * `Agent.open` on a store: a new session and a reopened one, the
+ * group-commit writer (deltas merged, durableSeq monotone, flush), options
+ * the log decides, bad records named by position.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import * as t from 'io-ts'
+import { Agent } from '../../src/agent/agent.js'
+import type { AgentLogEntry } from '../../src/agent/agent-log.js'
+import type { SessionStore, StreamRecord } from '../../src/agent/session-store.js'
+import { defineTool } from '../../src/tools/define-tool.js'
+import { modelSpec } from '../../src/types/model.js'
+import { reply, scriptedModel } from '../../marbles/index.js'
+import { FakeSessionStore } from './fake-store.js'
+
+const echo = defineTool({ name: 'echo', description: 'Echoes.', parameters: t.type({ text: t.string }), execute: ({ text }) => `echo ${text}` })
+const opened: Agent[] = []
+afterEach(async () => {
+  await Promise.allSettled(opened.splice(0).map((a) => a.session?.close()))
+})
+
+async function open(store: SessionStore, sessionId: string, script: Parameters<typeof scriptedModel>[0] = [], extra: Partial<Parameters<typeof Agent.open>[0]> = {}): Promise<Agent> {
+  const model = scriptedModel(script)
+  const agent = await Agent.open({ store, sessionId, systemPrompt: 'sys', model: model.model, streamFn: model.streamFn, tools: [echo], holder: 'test', ...extra })
+  opened.push(agent)
+  return agent
+}
+
+const bodies = async (store: SessionStore, id: string) => (await store.read(id)).map((r) => r.body)
+const entries = async (store: SessionStore, id: string) => (await bodies(store, id)).filter((b): b is AgentLogEntry => b.type !== 'stream')
+
+describe('Agent.open', () => {
+  it('a new session: the init entry is committed before open resolves', async () => {
+    const store = new FakeSessionStore()
+    const agent = await open(store, 's1', [], { id: 'agent-s1' })
+    expect(agent.session?.sessionId).toBe('s1')
+    expect(agent.session?.store).toBe(store)
+    expect(agent.session?.durableSeq).toBe(1)
+    expect(await entries(store, 's1')).toEqual([expect.objectContaining({ type: 'init', seq: 0, agentId: 'agent-s1', systemPrompt: 'sys' })])
+    expect(new Agent({ systemPrompt: '', model: modelSpec('a', 'b'), streamFn: scriptedModel([]).streamFn }).session).toBeUndefined()
+  })
+
+  it('commits every entry of a run and reopens to the same state; the log decides id, prompt and model', async () => {
+    const store = new FakeSessionStore()
+    const agent = await open(store, 's2', [reply.toolCalls([{ id: 'c1', name: 'echo', args: { text: 'hi' } }]), reply.text('done', { deltas: 4 })])
+    await agent.prompt('go')
+    await agent.session!.flush()
+    expect(agent.session!.durableSeq).toBe(agent.log.length)
+    const log = await entries(store, 's2')
+    expect(log).toEqual(JSON.parse(JSON.stringify(agent.log)))
+    await agent.session!.close()
+
+    const again = await open(store, 's2', [reply.text('more')], { systemPrompt: 'ignored', model: modelSpec('other', 'x') })
+    expect(again.id).toBe(agent.id)
+    expect(again.state.systemPrompt).toBe('sys')
+    expect(again.state.model).toEqual(agent.state.model)
+    expect(again.state.messages).toEqual(agent.state.messages)
+    expect(again.session!.durableSeq).toBe(agent.log.length)
+    await again.prompt('and?')
+    await again.session!.flush()
+    expect((await entries(store, 's2')).map((e) => e.seq)).toEqual(again.log.map((_, i) => i))
+  })
+
+  it('refuses messages for an existing session, another id, a missing tool, bad options', async () => {
+    const store = new FakeSessionStore()
+    const first = await open(store, 's3')
+    await first.session!.close()
+    await expect(open(store, 's3', [], { messages: [] })).rejects.toThrow(/session 's3' exists \(1 log entries\): its transcript comes from its log/)
+    await expect(open(store, 's3', [], { id: 'someone-else' })).rejects.toThrow(/session 's3' belongs to agent '.*', not 'someone-else'/)
+    await expect(open(store, 's3', [], { tools: [] })).rejects.toThrow(/the log names a tool 'echo' that options.tools lacks/)
+    await expect(open(store, '', [])).rejects.toThrow(/Agent\.open: invalid options.*sessionId/)
+    await expect(open({} as SessionStore, 'x', [])).rejects.toThrow(/Agent\.open: invalid options.*store/)
+    await expect(open(store, 'x', [], { lease: { ttlMs: 0 } })).rejects.toThrow(/lease\.ttlMs/)
+    // A refused open gave its lease back.
+    expect(store.leases.get('s3')).toBeUndefined()
+  })
+
+  it('names a record that does not decode by session and position', async () => {
+    const store = new FakeSessionStore()
+    const agent = await open(store, 's4')
+    await agent.prompt('hi').result.catch(() => undefined)
+    await agent.session!.close()
+    const session = store.sessions.get('s4')!
+    const bad = session.records[1]!
+    ;(bad.body as { prompts?: unknown }).prompts = 'nope'
+    await expect(open(store, 's4')).rejects.toThrow(new RegExp(`Agent.open: invalid record at position ${bad.position} of session 's4' at prompts: expected ReadonlyArray<AgentMessage>`))
+  })
+
+  it('group commit: a streamed message of many deltas becomes few stream records; durableSeq only grows', async () => {
+    const store = new FakeSessionStore()
+    let release!: () => void
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const seen: number[] = []
+    const append = store.append.bind(store)
+    const held: StreamRecord[] = []
+    store.append = async (id, a) => {
+      // Hold the first run append so that what follows piles up into the next batch.
+      if (a.records.some((r) => r.body.type === 'runStart')) await gate
+      for (const r of a.records) if (r.body.type === 'stream') held.push(r.body)
+      return append(id, a)
+    }
+    const agent = await open(store, 's5', [reply.thinking('let me think', 'x'.repeat(1000), { deltas: 1000 })])
+    agent.session!.durable$.subscribe((n) => seen.push(n))
+    const before = store.appends
+    const run = agent.prompt('go')
+    release()
+    await run
+    await agent.session!.flush()
+    expect(store.appends - before).toBeLessThanOrEqual(3)
+    const chunks = held.flatMap((r) => r.chunks)
+    expect(chunks.length).toBeLessThan(10)
+    expect(chunks.filter((c) => c.type === 'textDelta').map((c) => (c.type === 'textDelta' ? c.text : '')).join('')).toBe('x'.repeat(1000))
+    expect(chunks[0]).toEqual({ type: 'messageStart', id: expect.any(String), model: expect.any(String) })
+    expect(seen).toEqual([...seen].sort((a, b) => a - b))
+    expect(seen.at(-1)).toBe(agent.log.length)
+    // Compacted: the message's end deleted its stream records.
+    expect((await bodies(store, 's5')).filter((b) => b.type === 'stream')).toEqual([])
+  })
+
+  it('flush resolves at once when everything is committed, and after the batches in flight otherwise', async () => {
+    const store = new FakeSessionStore()
+    const agent = await open(store, 's6')
+    await agent.session!.flush()
+    agent.steer('a')
+    agent.steer('b')
+    expect(agent.session!.durableSeq).toBe(1)
+    await agent.session!.flush()
+    expect(agent.session!.durableSeq).toBe(3)
+  })
+})
