@@ -186,13 +186,10 @@ export {
   DEFAULT_PLAN_MODE_ADDENDUM,
   Agent,
   type RestoreOptions,
-  AgentSession,
-  SessionClosedError,
-  SessionWriteError,
-  DEFAULT_LEASE_TTL_MS,
-  type AgentOpenOptions,
-  type SessionLeaseOptions,
 } from './agent/agent.js'
+export { AgentSession, SessionClosedError } from './agent/agent-session.js'
+export { DEFAULT_LEASE_TTL_MS, type AgentOpenOptions, type SessionLeaseOptions } from './agent/session-open.js'
+export { SessionWriteError } from './agent/session-writer.js'
 export {
   SessionConflictError,
   SessionLeaseError,

@@ -11,10 +11,16 @@ import type { AgentRunEvent } from './agent-events.js'
 import { AGENT_LOG_FORMAT, type AgentLogEntry } from './agent-log.js'
 import { AgentBusyError, decodeAgentOptions, type AgentOptions, type CallOptions } from './agent-options.js'
 import type { AgentState } from './agent-state.js'
+import { agentLoopResume } from '../loop/agent-loop-resume.js'
+import type { ApprovalDecision } from '../policy/approval.js'
+import { decodeInput } from '../types/input.js'
+import { ApprovalDecisionCodec } from './agent-log.js'
 import type { AgentSession } from './agent-session.js'
+import { SUSPENDED_ABORTED, type LogReplay } from './log-replay.js'
+import type { SessionParts } from './session-open.js'
 import { AgentStore } from './agent-store.js'
 import { Runner } from './agent-run.js'
-import { Approvals } from './approvals.js'
+import { Approvals, normalized } from './approvals.js'
 import { RunBoundary, type Checkpoint } from './checkpoint.js'
 import { ListenerHub } from './listener-hub.js'
 import { contextManagementOf, loopConfigOf, type ContextManagement } from './loop-config.js'
@@ -22,6 +28,7 @@ import { ModelRoutes } from './model-routes.js'
 import { runContextOf } from './plan-mode.js'
 
 let agentCount = 0
+const noop = (): void => undefined
 
 /** See the module comment; an `Agent` is what apps hold. */
 export abstract class AgentCore {
@@ -145,6 +152,50 @@ export abstract class AgentCore {
   /** @throws SessionClosedError when the agent's session was closed or can no longer be written. */
   protected writable(): void {
     this.sessionOf?.assertWritable()
+  }
+
+  /** Takes the state a decoded log folds to (its last run, if unfinished, left as it is). */
+  protected load(replay: LogReplay): void {
+    this.store.load(replay.entries)
+    this.models.adopt(this.state.availableModels, this.state.model)
+    this.runs.count = replay.runs
+  }
+
+  /** What `Agent.open` needs of this agent (see `session-open.ts`). */
+  protected sessionParts(replay: LogReplay | undefined): SessionParts<this> {
+    return {
+      agent: this,
+      store: this.store,
+      runs: this.runs,
+      scheduler: this.scheduler,
+      settled: () => this.boundary.mark(replay?.boundary ?? 0, this.state.messages),
+      attach: (session) => (this.sessionOf = session),
+      abort: () => {
+        this.runs.current?.abort()
+        return this.runs.current?.result.then(noop, noop) ?? Promise.resolve()
+      },
+    }
+  }
+
+  /**
+   * A decision for a call of a suspended run (see `notSuspended`): logged;
+   * once no call waits any more, a run resumes it (`agentLoopResume`), its
+   * gate answering the logged decisions. `false` when no such call waits.
+   */
+  protected resumeSuspended(toolCallId: string, decision: ApprovalDecision): boolean {
+    if (this.runs.current !== undefined || !this.state.pendingApprovals.some((p) => p.toolCallId === toolCallId)) return false
+    const decided = normalized(decodeInput(ApprovalDecisionCodec, decision, 'Agent.resolveApproval', 'decision'))
+    this.store.append({ type: 'approvalDecided', toolCallId, decision: decided, by: 'resolveApproval' })
+    this.approvals.predecide(toolCallId, decided)
+    if (this.state.pendingApprovals.length === 0) this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
+    return true
+  }
+
+  /** Gives a suspended run up: its unanswered calls get error results. */
+  protected abortSuspended(): void {
+    if (this.runs.current !== undefined || this.state.pendingApprovals.length === 0) return
+    this.writable()
+    this.store.append(SUSPENDED_ABORTED)
   }
 
   /** @throws Error when a run is suspended: it waits for approvals and no process runs it (a reopened session). */

@@ -11,7 +11,6 @@
 import { asyncScheduler, type Observable, type Subscription } from 'rxjs'
 import * as t from 'io-ts'
 import { agentLoop, agentLoopContinue } from '../loop/agent-loop.js'
-import { agentLoopResume } from '../loop/agent-loop-resume.js'
 import type { ApprovalDecision } from '../policy/approval.js'
 import { errorText } from '../types/codec.js'
 import type { ImageContent } from '../types/content.js'
@@ -24,18 +23,13 @@ import { AgentCore } from './agent-core.js'
 import { AgentBusyError, type AgentOptions, type AgentRun, type CallOptions, type StructuredOptions, type StructuredRun } from './agent-options.js'
 import { sameModel } from './agent-reducer.js'
 import { decodeCheckpoint, type Checkpoint } from './checkpoint.js'
-import { ApprovalDecisionCodec } from './agent-log.js'
-import { normalized } from './approvals.js'
-import { INTERRUPTED, logReplayOf, SUSPENDED_ABORTED, type LogReplay } from './log-replay.js'
+import { INTERRUPTED, logReplayOf, type LogReplay } from './log-replay.js'
 import { openSession, type AgentOpenOptions } from './session-open.js'
 import { structuredRun } from './structured-output.js'
 
 export { AgentBusyError, DEFAULT_AGENT_TOOL_CONCURRENCY, StructuredOutputError } from './agent-options.js'
 export type { AgentOptions, AgentRun, ApprovalMode, CallOptions, StructuredOptions, StructuredRun } from './agent-options.js'
 export { DEFAULT_PLAN_MODE_ADDENDUM } from './plan-mode.js'
-export { AgentSession, SessionClosedError } from './agent-session.js'
-export { DEFAULT_LEASE_TTL_MS, type AgentOpenOptions, type SessionLeaseOptions } from './session-open.js'
-export { SessionWriteError } from './session-writer.js'
 export type { PromptInput } from '../types/input.js'
 
 /** What `Agent.restore` and `Agent.fromLog` take: the options, less what the saved agent says. */
@@ -108,27 +102,14 @@ export class Agent extends AgentCore {
    * @throws InvalidInputError for bad options, or a record that does not decode (naming the session and its position); SessionLeaseError when another holder has the lease; the store's error when it cannot be read or written.
    */
   static open(options: AgentOpenOptions): Promise<Agent> {
-    return openSession(options, (agentOptions, replay) => {
-      const agent = replay === undefined ? new Agent(agentOptions) : Agent.replayed(replay, agentOptions)
-      return {
-        agent,
-        store: agent.store,
-        runs: agent.runs,
-        scheduler: agent.scheduler,
-        settled: () => agent.boundary.mark(replay?.boundary ?? 0, agent.state.messages),
-        attach: (session) => (agent.sessionOf = session),
-        abort: () => agent.abort(),
-      }
-    })
+    return openSession(options, (agentOptions, replay) => (replay === undefined ? new Agent(agentOptions) : Agent.replayed(replay, agentOptions)).sessionParts(replay))
   }
 
   /** The agent a decoded log folds to (its last run, if unfinished, left as it is). */
   private static replayed(replay: LogReplay, options: Omit<RestoreOptions, 'id' | 'systemPrompt' | 'model'>): Agent {
-    const { entries, init, runs } = replay
+    const { init } = replay
     const agent = new Agent({ ...options, id: init.agentId, systemPrompt: init.systemPrompt, model: init.model, messages: init.messages })
-    agent.store.load(entries)
-    agent.models.adopt(agent.state.availableModels, agent.state.model)
-    agent.runs.count = runs
+    agent.load(replay)
     return agent
   }
 
@@ -198,10 +179,7 @@ export class Agent extends AgentCore {
    * approvals in a reopened session) is given up: its calls get error results.
    */
   abort(): Promise<void> {
-    if (this.runs.current === undefined && this.state.pendingApprovals.length > 0) {
-      this.writable()
-      this.store.append(SUSPENDED_ABORTED)
-    }
+    this.abortSuspended()
     this.runs.current?.abort()
     return this.waitForIdle()
   }
@@ -240,13 +218,7 @@ export class Agent extends AgentCore {
    */
   resolveApproval(toolCallId: string, decision: ApprovalDecision): boolean {
     this.writable()
-    if (this.approvals.resolve(toolCallId, decision)) return true
-    if (this.runs.current !== undefined || !this.state.pendingApprovals.some((p) => p.toolCallId === toolCallId)) return false
-    const decided = normalized(decodeInput(ApprovalDecisionCodec, decision, 'Agent.resolveApproval', 'decision'))
-    this.store.append({ type: 'approvalDecided', toolCallId, decision: decided, by: 'resolveApproval' })
-    this.approvals.predecide(toolCallId, decided)
-    if (this.state.pendingApprovals.length === 0) this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
-    return true
+    return this.approvals.resolve(toolCallId, decision) || this.resumeSuspended(toolCallId, decision)
   }
 
   // --- Queues -------------------------------------------------------------

@@ -12,13 +12,10 @@ export {
   type RestoreOptions,
   type StructuredOptions,
   type StructuredRun,
-  AgentSession,
-  SessionClosedError,
-  SessionWriteError,
-  DEFAULT_LEASE_TTL_MS,
-  type AgentOpenOptions,
-  type SessionLeaseOptions,
 } from './agent.js'
+export { AgentSession, SessionClosedError } from './agent-session.js'
+export { DEFAULT_LEASE_TTL_MS, type AgentOpenOptions, type SessionLeaseOptions } from './session-open.js'
+export { SessionWriteError } from './session-writer.js'
 export {
   SessionConflictError,
   SessionLeaseError,

@@ -11,7 +11,7 @@ import type { SessionStore, StreamRecord } from '../../src/agent/session-store.j
 import { defineTool } from '../../src/tools/define-tool.js'
 import { modelSpec } from '../../src/types/model.js'
 import { reply, scriptedModel } from '../../marbles/index.js'
-import { FakeSessionStore } from './fake-store.js'
+import { memoryStore, wrapStore } from './session-kit.js'
 
 const echo = defineTool({ name: 'echo', description: 'Echoes.', parameters: t.type({ text: t.string }), execute: ({ text }) => `echo ${text}` })
 const opened: Agent[] = []
@@ -31,7 +31,7 @@ const entries = async (store: SessionStore, id: string) => (await bodies(store, 
 
 describe('Agent.open', () => {
   it('a new session: the init entry is committed before open resolves', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const agent = await open(store, 's1', [], { id: 'agent-s1' })
     expect(agent.session?.sessionId).toBe('s1')
     expect(agent.session?.store).toBe(store)
@@ -41,7 +41,7 @@ describe('Agent.open', () => {
   })
 
   it('commits every entry of a run and reopens to the same state; the log decides id, prompt and model', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const agent = await open(store, 's2', [reply.toolCalls([{ id: 'c1', name: 'echo', args: { text: 'hi' } }]), reply.text('done', { deltas: 4 })])
     await agent.prompt('go')
     await agent.session!.flush()
@@ -62,7 +62,7 @@ describe('Agent.open', () => {
   })
 
   it('refuses messages for an existing session, another id, a missing tool, bad options', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const first = await open(store, 's3')
     await first.session!.close()
     await expect(open(store, 's3', [], { messages: [] })).rejects.toThrow(/session 's3' exists \(1 log entries\): its transcript comes from its log/)
@@ -72,41 +72,44 @@ describe('Agent.open', () => {
     await expect(open({} as SessionStore, 'x', [])).rejects.toThrow(/Agent\.open: invalid options.*store/)
     await expect(open(store, 'x', [], { lease: { ttlMs: 0 } })).rejects.toThrow(/lease\.ttlMs/)
     // A refused open gave its lease back.
-    expect(store.leases.get('s3')).toBeUndefined()
+    expect((await store.acquireLease('s3', 'someone', 1000)).acquired).toBe(true)
   })
 
   it('names a record that does not decode by session and position', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const agent = await open(store, 's4')
     await agent.prompt('hi').result.catch(() => undefined)
     await agent.session!.close()
-    const session = store.sessions.get('s4')!
-    const bad = session.records[1]!
-    ;(bad.body as { prompts?: unknown }).prompts = 'nope'
-    await expect(open(store, 's4')).rejects.toThrow(new RegExp(`Agent.open: invalid record at position ${bad.position} of session 's4' at prompts: expected ReadonlyArray<AgentMessage>`))
+    const records = await store.read('s4')
+    const bad = records.find((r) => r.body.type === 'runStart')!
+    const corrupt = wrapStore(store, { read: async () => records.map((r) => (r === bad ? { ...r, body: { ...r.body, prompts: 'nope' } } : r)) as never })
+    await expect(open(corrupt, 's4')).rejects.toThrow(new RegExp(`Agent.open: invalid record at position ${bad.position} of session 's4' at prompts: expected ReadonlyArray<AgentMessage>`))
   })
 
   it('group commit: a streamed message of many deltas becomes few stream records; durableSeq only grows', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
     const seen: number[] = []
-    const append = store.append.bind(store)
     const held: StreamRecord[] = []
-    store.append = async (id, a) => {
-      // Hold the first run append so that what follows piles up into the next batch.
-      if (a.records.some((r) => r.body.type === 'runStart')) await gate
-      for (const r of a.records) if (r.body.type === 'stream') held.push(r.body)
-      return append(id, a)
-    }
-    const agent = await open(store, 's5', [reply.thinking('let me think', 'x'.repeat(1000), { deltas: 1000 })])
+    let appends = 0
+    const counting = wrapStore(store, {
+      append: async (id, a) => {
+        appends++
+        // Hold the first run append so that what follows piles up into the next batch.
+        if (a.records.some((r) => r.body.type === 'runStart')) await gate
+        for (const r of a.records) if (r.body.type === 'stream') held.push(r.body)
+        return store.append(id, a)
+      },
+    })
+    const agent = await open(counting, 's5', [reply.thinking('let me think', 'x'.repeat(1000), { deltas: 1000 })])
     agent.session!.durable$.subscribe((n) => seen.push(n))
-    const before = store.appends
+    const before = appends
     const run = agent.prompt('go')
     release()
     await run
     await agent.session!.flush()
-    expect(store.appends - before).toBeLessThanOrEqual(3)
+    expect(appends - before).toBeLessThanOrEqual(3)
     const chunks = held.flatMap((r) => r.chunks)
     expect(chunks.length).toBeLessThan(10)
     expect(chunks.filter((c) => c.type === 'textDelta').map((c) => (c.type === 'textDelta' ? c.text : '')).join('')).toBe('x'.repeat(1000))
@@ -118,7 +121,7 @@ describe('Agent.open', () => {
   })
 
   it('flush resolves at once when everything is committed, and after the batches in flight otherwise', async () => {
-    const store = new FakeSessionStore()
+    const store = memoryStore()
     const agent = await open(store, 's6')
     await agent.session!.flush()
     agent.steer('a')
