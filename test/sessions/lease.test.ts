@@ -68,7 +68,7 @@ describe('one writer per session: PGlite (one process per directory)', () => {
 
   it('after the holder is killed mid-run, the next process waits out its lease, settles the run and finishes it', async () => {
     const store: StoreConfig = { kind: 'pglite', dataDir: join(dir, 'pglite-takeover') }
-    const lease = { ttlMs: 1500, onBusy: 'wait' as const, waitMs: 60_000 }
+    const lease = { ttlMs: 6000, onBusy: 'wait' as const, waitMs: 60_000 }
     const first = start({ mode: 'run', store, sessionId: 's', extraRuns: 1, lease }, (l, child) => l.t === 'delta' && l.n === 15 && child.kill())
     await first.exited()
     expect(first.killed, first.describe()).toBe(true)

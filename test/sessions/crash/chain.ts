@@ -4,14 +4,15 @@
  * append, while waiting for approval, during open, or at a random time; each
  * next process reopens the session fresh and is checked against everything
  * the processes before it acknowledged. The chain ends with a process that
- * is not killed (it must finish the run), then a reader process that checks
- * the stored log against what that last process held.
+ * is not killed (it must finish the run) and reads the stored log back once
+ * its session is closed, to compare with what it held.
  */
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import type { AgentLogEntry } from '../../../src/agent/agent-log.js'
 import type { AgentMessage } from '../../../src/types/message.js'
-import { collectAcks, decodeStored, executionProblems, interleavedRuns, lostOrChanged, plain, readExecutions, transcriptProblems } from './checks.js'
+import { collectAcks, decodeStored, executionProblems, interleavedRuns, lostOrChanged, plain, readExecutions, runsOf, transcriptProblems } from './checks.js'
 import type { ChildConfig, StoreConfig } from './child.js'
 import { startChild, type ChildHandle, type ChildLine } from './harness.js'
 import { FINAL_TEXT } from './scenario.js'
@@ -84,8 +85,16 @@ const lastLines = (child: ChildHandle) =>
     .map((l) => (l.t === 'ack' ? `ack ${String(l.seq)}` : l.t === 'tool' ? `tool ${String(l.name)} ${String(l.phase)}` : l.t))
     .join(' > ')
 
-/** Runs one chain; every problem found is returned in words with where it was found. */
+/** Runs one chain; every problem found (a child that hangs too) is returned in words with where it was found. */
 export async function runChain(options: ChainOptions): Promise<ChainReport> {
+  try {
+    return await chain(options)
+  } catch (error) {
+    return { kills: [], processes: 0, problems: [`chain ${options.index}: ${(error as Error).message}`] }
+  }
+}
+
+async function chain(options: ChainOptions): Promise<ChainReport> {
   const { index, random } = options
   const sessionId = `crash-${index}`
   const executions = join(options.dir, `executions-${index}.jsonl`)
@@ -93,7 +102,8 @@ export async function runChain(options: ChainOptions): Promise<ChainReport> {
   const kills: { trigger: Trigger; lastLines: string }[] = []
   const problems: string[] = []
   const base = { store: options.store, executions, sessionId, chunkDelayMs: 3 } as const
-  const lease = options.stableHolder ? {} : { lease: { ttlMs: 1000, onBusy: 'wait' as const, waitMs: 60_000 } }
+  // A short lease, but not so short that a process starved of CPU on a busy machine loses it while alive (4 s did, at load 20).
+  const lease = options.stableHolder ? {} : { lease: { ttlMs: 8000, onBusy: 'wait' as const, waitMs: 60_000 } }
   const holder = options.stableHolder ? { holder: `chain-${index}` } : {}
   let last: ChildHandle | undefined
   /** An approval a killed process left waiting (durable): the next process that opens must find it pending. */
@@ -106,12 +116,16 @@ export async function runChain(options: ChainOptions): Promise<ChainReport> {
       ...base,
       ...lease,
       ...holder,
-      extraRuns: final ? 1 : 1 + Math.floor(random() * 2),
+      extraRuns: 1,
+      ...(final ? { readBack: true } : {}),
       ...(trigger?.kind === 'approval' ? { holdApproval: 1 } : {}),
     }
     const where = `chain ${index}, process ${p}${trigger === undefined ? ' (final)' : ` (kill at ${JSON.stringify(trigger)})`}`
     const child = startChild(options.script, config, killer(trigger))
-    const exit = await child.exited()
+    const exit = await child.exited(60_000)
+    if (process.env.RXAGENT_CRASH_DUMP !== undefined) {
+      writeFileSync(join(process.env.RXAGENT_CRASH_DUMP, `chain-${index}-p${p}.jsonl`), child.lines.map((l) => JSON.stringify(l)).join('\n') + '\n')
+    }
     problems.push(...checkProcess(child, acked, where))
     const opened = find(child, 'opened')
     if (held !== undefined && opened !== undefined && !(opened.pendingApprovals as readonly { toolCallId: string }[]).some((a) => a.toolCallId === held)) {
@@ -140,10 +154,8 @@ export async function runChain(options: ChainOptions): Promise<ChainReport> {
     problems.push(`chain ${index}: the last run did not end with the final answer: ${JSON.stringify(answer).slice(0, 300)}`)
   }
   problems.push(...executionProblems(readExecutions(executions), messages).map((p) => `chain ${index}: ${p}`))
-  const reader = startChild(options.script, { mode: 'read', ...base })
-  const readExit = await reader.exited()
-  const raw = find(reader, 'raw')
-  if (readExit.code !== 0 || raw === undefined) problems.push(`chain ${index}: the reader failed ${JSON.stringify(readExit)}\n${reader.describe()}`)
+  const raw = find(last, 'readBack')
+  if (raw === undefined) problems.push(`chain ${index}: the last process did not read the log back\n${last.describe()}`)
   else {
     const { log, problems: decoding } = decodeStored(raw.records)
     problems.push(...decoding.map((p) => `chain ${index}, final read: ${p}`))
@@ -154,7 +166,7 @@ export async function runChain(options: ChainOptions): Promise<ChainReport> {
       problems.push(`chain ${index}: the store holds ${log.length} entries, the last process had ${held.length} after flush(); first difference at ${differs}`)
     }
   }
-  return { kills, processes: kills.length + 2, problems }
+  return { kills, processes: kills.length + 1, problems }
 }
 
 /** Checks one process's lines against what was acknowledged before it, then adds what it acknowledged. */
@@ -172,12 +184,13 @@ function checkProcess(child: ChildHandle, acked: Map<number, unknown>, where: st
   const log = opened.log as readonly AgentLogEntry[]
   problems.push(...lostOrChanged(log, acked).map((p) => at(`after open: ${p}`)))
   if (opened.durableSeq !== log.length) problems.push(at(`open resolved with ${log.length} entries of which only ${String(opened.durableSeq)} were durable`))
-  problems.push(...transcriptProblems(opened.messages as readonly AgentMessage[]).map((p) => at(`transcript after open: ${p}`)))
-  const ended = log.at(-1)?.type
-  const runs = log.filter((e) => e.type === 'runStart').length
-  const closedRuns = log.filter((e) => e.type === 'agentEnd' || e.type === 'runFailed').length
-  const pending = (opened.pendingApprovals as readonly unknown[]).length
-  if (runs !== closedRuns && pending === 0) problems.push(at(`after open the log ends mid-run (last entry ${ended}) with no approval pending`))
+  // A suspended run's last answer waits for approvals: its calls may have no result yet.
+  const pending = (opened.pendingApprovals as readonly { toolCallId: string }[]).map((a) => a.toolCallId)
+  const messages = opened.messages as readonly AgentMessage[]
+  const waiting = pending.length === 0 ? [] : messages.filter((m) => m.role === 'assistant').at(-1)?.content.flatMap((c) => (c.type === 'toolCall' ? [c.id] : [])) ?? []
+  problems.push(...transcriptProblems(messages, waiting).map((p) => at(`transcript after open: ${p}`)))
+  if (pending.some((id) => !waiting.includes(id))) problems.push(at(`pending approvals ${JSON.stringify(pending)} are not calls of the last answer`))
+  if (runsOf(log).open !== undefined && pending.length === 0) problems.push(at(`after open the log ends mid-run (last entry ${log.at(-1)?.type}) with no approval pending`))
   for (const [seq, entry] of log.slice(0, opened.durableSeq as number).entries()) acked.set(seq, entry)
   problems.push(...collectAcks(child.lines, acked, opened.durableSeq as number).map(at))
   return problems

@@ -51,8 +51,8 @@ export function lostOrChanged(log: readonly AgentLogEntry[], acked: ReadonlyMap<
   return problems
 }
 
-/** Every tool call has exactly one result after it; every result answers a call before it. */
-export function transcriptProblems(messages: readonly AgentMessage[]): string[] {
+/** Every tool call has exactly one result after it (`waiting`: calls that may have none yet); every result answers a call before it. */
+export function transcriptProblems(messages: readonly AgentMessage[], waiting: readonly string[] = []): string[] {
   const problems: string[] = []
   const calls = new Map<string, number>()
   const results = new Map<string, number>()
@@ -70,7 +70,7 @@ export function transcriptProblems(messages: readonly AgentMessage[]): string[] 
   })
   for (const [id, at] of calls) {
     const n = results.get(id) ?? 0
-    if (n !== 1) problems.push(`tool call ${id} (message ${at}) has ${n} results`)
+    if (n !== 1 && !(n === 0 && waiting.includes(id))) problems.push(`tool call ${id} (message ${at}) has ${n} results`)
   }
   return problems
 }
@@ -129,15 +129,31 @@ export function collectAcks(lines: readonly ChildLine[], acked: Map<number, unkn
   return problems
 }
 
-/** Runs never interleave: each `runStart` comes after the previous run's end. */
-export function interleavedRuns(log: readonly AgentLogEntry[]): string[] {
+/**
+ * Runs never interleave: each `runStart` comes after the previous run's end —
+ * except the run that resumes a suspended one (a reopened session whose run
+ * waited for approvals): `runStart` with no prompts right after the
+ * `approvalDecided` entries that answered the suspended run's last
+ * `approvalRequested` entries. `open` is the run the log ends in (if any).
+ */
+export function runsOf(log: readonly AgentLogEntry[]): { readonly problems: string[]; readonly open: number | undefined } {
   const problems: string[] = []
   let open: number | undefined
-  for (const e of log) {
+  log.forEach((e, i) => {
     if (e.type === 'runStart') {
-      if (open !== undefined) problems.push(`run started at ${e.seq} while the run started at ${open} had not ended`)
+      if (open !== undefined && !resumes(log, i)) problems.push(`run started at ${e.seq} while the run started at ${open} had not ended`)
       open = e.seq
     } else if (e.type === 'agentEnd' || e.type === 'runFailed') open = undefined
-  }
-  return problems
+  })
+  return { problems, open }
 }
+
+function resumes(log: readonly AgentLogEntry[], at: number): boolean {
+  const start = log[at]!
+  if (start.type !== 'runStart' || start.prompts.length > 0) return false
+  let i = at - 1
+  while (i >= 0 && log[i]!.type === 'approvalDecided') i--
+  return i < at - 1 && log[i]?.type === 'approvalRequested'
+}
+
+export const interleavedRuns = (log: readonly AgentLogEntry[]): string[] => runsOf(log).problems

@@ -52,13 +52,15 @@ export interface ChildConfig {
   readonly lease?: { readonly ttlMs?: number; readonly onBusy?: 'error' | 'wait'; readonly waitMs?: number }
   /** After `done`, wait for a `close` line on stdin before closing. */
   readonly holdOpen?: boolean
+  /** After closing the session, report the stored records (`readBack`). */
+  readonly readBack?: boolean
   // worker
   readonly sessionIds?: readonly string[]
   readonly concurrency?: number
 }
 
 const emit = (line: Record<string, unknown>): void => {
-  process.stdout.write(JSON.stringify(line) + '\n')
+  process.stdout.write(JSON.stringify({ ...line, ms: Date.now() }) + '\n')
 }
 
 const errorInfo = (error: unknown) => (error instanceof Error ? { name: error.name, message: error.message, cause: error.cause instanceof Error ? error.cause.message : undefined } : { name: 'unknown', message: String(error) })
@@ -137,6 +139,19 @@ async function run(config: ChildConfig, store: SessionStore): Promise<void> {
     return
   }
   const session = agent.session!
+  try {
+    await work(config, agent)
+  } finally {
+    await session.close().then(
+      () => emit({ t: 'closed' }),
+      (error: unknown) => emit({ t: 'error', where: 'close', ...errorInfo(error) }),
+    )
+  }
+  if (config.readBack === true) emit({ t: 'readBack', records: await store.read(sessionId) })
+}
+
+async function work(config: ChildConfig, agent: Agent): Promise<void> {
+  const session = agent.session!
   emit({ t: 'opened', durableSeq: session.durableSeq, log: agent.log, messages: agent.state.messages, pendingApprovals: agent.state.pendingApprovals })
   let acked = session.durableSeq
   session.durable$.subscribe((seq) => {
@@ -168,8 +183,13 @@ async function run(config: ChildConfig, store: SessionStore): Promise<void> {
   // Settle what the log left open, then the extra prompts.
   await settled(agent)
   if (needsContinue(agent.state.messages)) {
-    const result = await agent.continue()
-    emit({ t: 'continued', stopReason: result.stopReason })
+    try {
+      const result = await agent.continue()
+      emit({ t: 'continued', stopReason: result.stopReason })
+    } catch (error) {
+      // Reported (the parent counts it as a problem); the prompts below still run, to find what else breaks.
+      emit({ t: 'error', where: 'continue', ...errorInfo(error) })
+    }
   }
   for (let i = 0; i < (config.extraRuns ?? 0); i++) {
     const result = await agent.prompt(`go ${i + 1}`)
@@ -179,8 +199,6 @@ async function run(config: ChildConfig, store: SessionStore): Promise<void> {
   await session.flush()
   emit({ t: 'done', durableSeq: session.durableSeq, log: agent.log, messages: agent.state.messages })
   if (config.holdOpen === true) await untilStdinLine('close')
-  await session.close()
-  emit({ t: 'closed' })
 }
 
 function untilStdinLine(expected: string): Promise<void> {
