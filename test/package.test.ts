@@ -58,6 +58,7 @@ describe('npm pack', () => {
       expect(files).toContain(`dist/${entry}/index.js`)
       expect(files).toContain(`dist/${entry}/index.d.ts`)
     }
+    for (const store of ['pglite-store', 'postgres-store']) expect(files).toContain(`dist/src/sessions/${store}.js`)
     expect(files).toContain('LICENSE')
     expect(files.filter((file) => file.startsWith('test/') || file.startsWith('dist/test/') || file.startsWith('dist/examples/'))).toEqual([])
     expect(readFileSync(join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License[\s\S]*rxagent contributors/)
@@ -79,7 +80,7 @@ describe('npm pack', () => {
 })
 
 describe('loading the installed package', () => {
-  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions']
+  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/pglite', 'rxagent/postgres']
 
   it('imports every entry point as ESM', () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`

@@ -20,6 +20,8 @@ const entries = {
   'rxagent/marbles': 'marbles/index.ts',
   'rxagent/providers': 'src/providers/index.ts',
   'rxagent/sessions': 'src/sessions/index.ts',
+  'rxagent/pglite': 'src/sessions/pglite-store.ts',
+  'rxagent/postgres': 'src/sessions/postgres-store.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -117,6 +119,14 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'DeleteSessionsOptions', 'LeaseOutcome', 'MemorySessionStore', 'MemorySessionStoreOptions', 'SessionAppend',
       'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionListOptions', 'SessionStore',
     ],
+  },
+  'rxagent/pglite': {
+    values: ['DataDirLockedError', 'LOCK_FILE', 'SCHEMA_VERSION', 'SessionSchemaError', 'pgliteSessionStore'],
+    types: ['PgliteSessionStoreOptions', 'SqlLocation', 'SqlSessionStore'],
+  },
+  'rxagent/postgres': {
+    values: ['SCHEMA_VERSION', 'SessionSchemaError', 'postgresSessionStore'],
+    types: ['PostgresSessionStoreOptions', 'SqlLocation', 'SqlSessionStore'],
   },
 }
 

@@ -1,0 +1,282 @@
+/**
+ * The session store over SQL: one implementation of the port for PGlite and
+ * PostgreSQL, over the small driver interface of `sql/driver.ts`, with the
+ * schema of `sql/migrations.ts`.
+ *
+ * An append is one transaction: lock the session's row (`FOR UPDATE`; a new
+ * session's row is inserted, and a concurrent creator waits on its key), check
+ * the log's length against `expectedSeq` (else `SessionConflictError`), check
+ * the lease fence (the lease row read `FOR SHARE`, so a takeover waits for the
+ * append in flight), delete the stream records a message end compacts, insert
+ * the records in multi-row statements, update the session row, and NOTIFY the
+ * store's channel with the session id. The database's clock stamps
+ * `createdAt`, `updatedAt` and lease expiry (one clock for every process).
+ */
+import { Observable } from 'rxjs'
+import {
+  SessionConflictError,
+  type LeaseOutcome,
+  type SessionAppend,
+  type SessionAppended,
+  type SessionInfo,
+  type SessionLease,
+  type SessionListOptions,
+  type SessionRecord,
+  type SessionStore,
+} from '../agent/session-store.js'
+import { SessionStoreClosedError, fenceError } from './errors.js'
+import type { SqlClient, SqlDriver, SqlNames } from './sql/driver.js'
+import { CLOCK } from './sql/migrations.js'
+import { SqlTails } from './sql/tails.js'
+import { checkId, checkListOptions, checkReadOptions, checkTtl, decodeStored, planAppend, type AppendPlan } from './validate.js'
+
+/** Rows per INSERT statement (4 parameters each, under PostgreSQL's 65,535). */
+const ROWS_PER_INSERT = 5_000
+
+/** A SQL session store, with what its tails hold. */
+export interface SqlSessionStore extends SessionStore {
+  /** How many live tails are open now. */
+  readonly tails: number
+  /** Whether the store holds a listening connection now (while at least one tail is open). */
+  readonly listening: boolean
+}
+
+interface RecordRow {
+  readonly position: number
+  readonly at: unknown
+  readonly body: unknown
+}
+
+interface SessionRow {
+  readonly session_id: string
+  readonly agent_id: string
+  readonly length: number
+  readonly last_position: number
+  readonly created_at: number
+  readonly updated_at: number
+}
+
+const SESSION_COLUMNS = `session_id, agent_id, length::float8 AS length, last_position::float8 AS last_position, created_at, updated_at`
+
+/**
+ * The store over `driver`, its tables named by `names` (migrated already).
+ * `onClose` runs once at `close()`, after the tails are completed (it closes what the caller owns).
+ */
+export function sqlSessionStore(driver: SqlDriver, names: SqlNames, onClose: () => Promise<void>): SqlSessionStore {
+  return new SqlStore(driver, names, onClose)
+}
+
+class SqlStore implements SqlSessionStore {
+  readonly kind: string
+  private readonly name: string
+  private readonly live: SqlTails
+  private closed = false
+  private closing: Promise<void> | undefined
+  /** Calls under way: `close()` lets them settle before it closes the database. */
+  private readonly inflight = new Set<Promise<unknown>>()
+
+  constructor(
+    private readonly driver: SqlDriver,
+    private readonly n: SqlNames,
+    private readonly onClose: () => Promise<void>,
+  ) {
+    this.kind = driver.kind
+    this.name = `${driver.kind}SessionStore`
+    this.live = new SqlTails(driver, n.channel, (sessionId, from, limit) => this.page(`${this.name}.events$`, sessionId, from, limit))
+  }
+
+  get tails(): number {
+    return this.live.size
+  }
+
+  get listening(): boolean {
+    return this.live.listening
+  }
+
+  private check(method: string): string {
+    const entry = `${this.name}.${method}`
+    if (this.closed) throw new SessionStoreClosedError(entry)
+    return entry
+  }
+
+  /** `work`, tracked until it settles (see `inflight`). */
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inflight.add(work)
+    const done = () => this.inflight.delete(work)
+    work.then(done, done)
+    return work
+  }
+
+  async append(sessionId: string, append: SessionAppend): Promise<SessionAppended> {
+    const entry = this.check('append')
+    checkId(entry, 'sessionId', sessionId)
+    const plan = planAppend(entry, append)
+    const appended = await this.track(this.driver.transaction((tx) => this.appendIn(tx, sessionId, plan)))
+    if (plan.records.length > 0) this.live.wake(sessionId)
+    return appended
+  }
+
+  private async appendIn(tx: SqlClient, sessionId: string, plan: AppendPlan): Promise<SessionAppended> {
+    const n = this.n
+    const found = await tx.query<{ length: number; last_position: number }>(
+      `SELECT length::float8 AS length, last_position::float8 AS last_position FROM ${n.sessions} WHERE session_id = $1 FOR UPDATE`,
+      [sessionId],
+    )
+    let session = found.rows[0]
+    const actual = session?.length ?? 0
+    if (actual !== plan.expectedSeq) throw new SessionConflictError(sessionId, plan.expectedSeq, actual)
+    if (plan.leaseHolder !== undefined) {
+      const { rows } = await tx.query<{ holder: string; expires_at: number; now: number }>(
+        `SELECT holder, expires_at, ${CLOCK} AS now FROM ${n.leases} WHERE session_id = $1 FOR SHARE`,
+        [sessionId],
+      )
+      const row = rows[0]
+      const lease = row === undefined ? undefined : { sessionId, holder: row.holder, expiresAt: row.expires_at }
+      const refused = fenceError(sessionId, plan.leaseHolder, lease, row?.now ?? 0)
+      if (refused !== undefined) throw refused
+    }
+    if (plan.records.length === 0) return { lastPosition: session?.last_position ?? 0, length: actual }
+    if (session === undefined) {
+      const created = await tx.query(
+        `INSERT INTO ${n.sessions} (session_id, agent_id, length, last_position, created_at, updated_at)
+         VALUES ($1, $2, 0, 0, ${CLOCK}, ${CLOCK}) ON CONFLICT (session_id) DO NOTHING RETURNING 1 AS created`,
+        [sessionId, plan.agentId],
+      )
+      // Another writer created it first (its transaction committed while this one waited on the key).
+      if (created.rows.length === 0) {
+        const { rows } = await tx.query<{ length: number }>(`SELECT length::float8 AS length FROM ${n.sessions} WHERE session_id = $1`, [sessionId])
+        throw new SessionConflictError(sessionId, plan.expectedSeq, rows[0]?.length ?? 0)
+      }
+      session = { length: 0, last_position: 0 }
+    }
+    if (plan.compact) await tx.query(`DELETE FROM ${n.records} WHERE session_id = $1 AND seq IS NULL`, [sessionId])
+    let position = session.last_position
+    for (let start = 0; start < plan.records.length; start += ROWS_PER_INSERT) {
+      const chunk = plan.records.slice(start, start + ROWS_PER_INSERT)
+      const params: unknown[] = [sessionId]
+      const values = chunk.map((record) => {
+        const i = params.length
+        params.push(++position, record.body.type === 'stream' ? null : record.body.seq, record.at, JSON.stringify(record.body))
+        return `($1, $${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}::json)`
+      })
+      await tx.query(`INSERT INTO ${n.records} (session_id, position, seq, at, body) VALUES ${values.join(', ')}`, params)
+    }
+    await tx.query(`UPDATE ${n.sessions} SET length = $2, last_position = $3, updated_at = ${CLOCK} WHERE session_id = $1`, [sessionId, plan.length, position])
+    await tx.query(`SELECT pg_notify($1, $2)`, [n.channel, sessionId])
+    return { lastPosition: position, length: plan.length }
+  }
+
+  async read(sessionId: string, options?: { readonly from?: number; readonly limit?: number }): Promise<readonly SessionRecord[]> {
+    const entry = this.check('read')
+    checkId(entry, 'sessionId', sessionId)
+    const { from, limit } = checkReadOptions(entry, options)
+    return this.page(entry, sessionId, from, limit)
+  }
+
+  private async page(entry: string, sessionId: string, from: number, limit: number | undefined): Promise<readonly SessionRecord[]> {
+    if (this.closed) throw new SessionStoreClosedError(entry)
+    const { rows } = await this.track(this.driver.query<RecordRow>(
+      `SELECT position::float8 AS position, at, body FROM ${this.n.records} WHERE session_id = $1 AND position > $2 ORDER BY position${limit === undefined ? '' : ' LIMIT $3'}`,
+      limit === undefined ? [sessionId, from] : [sessionId, from, limit],
+    ))
+    return rows.map((row) => decodeStored(entry, sessionId, row.position, row.at, row.body))
+  }
+
+  events$(sessionId: string, options?: { readonly from?: number }): Observable<SessionRecord> {
+    return new Observable<SessionRecord>((subscriber) => {
+      const entry = `${this.name}.events$`
+      let from: number
+      try {
+        this.check('events$')
+        checkId(entry, 'sessionId', sessionId)
+        from = checkReadOptions(entry, options).from
+      } catch (error) {
+        subscriber.error(error)
+        return
+      }
+      return this.live.open(sessionId, from).subscribe(subscriber)
+    })
+  }
+
+  async info(sessionId: string): Promise<SessionInfo | undefined> {
+    checkId(this.check('info'), 'sessionId', sessionId)
+    const { rows } = await this.driver.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.n.sessions} WHERE session_id = $1`, [sessionId])
+    return rows[0] === undefined ? undefined : infoOf(rows[0])
+  }
+
+  async list(options?: SessionListOptions): Promise<readonly SessionInfo[]> {
+    const { prefix, updatedBefore, limit } = checkListOptions(this.check('list'), options)
+    const { rows } = await this.driver.query<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM ${this.n.sessions}
+       WHERE ($1::text IS NULL OR starts_with(session_id, $1::text)) AND ($2::float8 IS NULL OR updated_at < $2::float8)
+       ORDER BY updated_at DESC, session_id LIMIT $3`,
+      [prefix ?? null, updatedBefore ?? null, limit],
+    )
+    return rows.map(infoOf)
+  }
+
+  async delete(sessionId: string): Promise<boolean> {
+    checkId(this.check('delete'), 'sessionId', sessionId)
+    const n = this.n
+    return this.track(this.driver.transaction(async (tx) => {
+      const { rows } = await tx.query(`DELETE FROM ${n.sessions} WHERE session_id = $1 RETURNING 1 AS deleted`, [sessionId])
+      await tx.query(`DELETE FROM ${n.records} WHERE session_id = $1`, [sessionId])
+      await tx.query(`DELETE FROM ${n.leases} WHERE session_id = $1`, [sessionId])
+      return rows.length > 0
+    }))
+  }
+
+  async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<LeaseOutcome> {
+    const entry = this.check('acquireLease')
+    checkId(entry, 'sessionId', sessionId)
+    checkId(entry, 'holder', holder)
+    checkTtl(entry, ttlMs)
+    const n = this.n
+    for (;;) {
+      const taken = await this.driver.query<{ holder: string; expires_at: number }>(
+        `INSERT INTO ${n.leases} AS l (session_id, holder, expires_at) VALUES ($1, $2, ${CLOCK} + $3::float8)
+         ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+         WHERE l.holder = EXCLUDED.holder OR l.expires_at <= ${CLOCK}
+         RETURNING holder, expires_at`,
+        [sessionId, holder, ttlMs],
+      )
+      const mine = taken.rows[0]
+      if (mine !== undefined) return { acquired: true, lease: leaseOf(sessionId, mine) }
+      const { rows } = await this.driver.query<{ holder: string; expires_at: number }>(`SELECT holder, expires_at FROM ${n.leases} WHERE session_id = $1`, [sessionId])
+      // Released between the two statements: ask again.
+      if (rows[0] !== undefined) return { acquired: false, heldBy: leaseOf(sessionId, rows[0]) }
+    }
+  }
+
+  async releaseLease(sessionId: string, holder: string): Promise<boolean> {
+    const entry = this.check('releaseLease')
+    checkId(entry, 'sessionId', sessionId)
+    checkId(entry, 'holder', holder)
+    const { rows } = await this.driver.query(`DELETE FROM ${this.n.leases} WHERE session_id = $1 AND holder = $2 RETURNING 1 AS released`, [sessionId, holder])
+    return rows.length > 0
+  }
+
+  close(): Promise<void> {
+    if (this.closing === undefined) {
+      this.closed = true
+      this.closing = (async () => {
+        await this.live.close()
+        await Promise.allSettled([...this.inflight])
+        await this.onClose()
+      })()
+    }
+    return this.closing
+  }
+}
+
+const infoOf = (row: SessionRow): SessionInfo =>
+  Object.freeze({
+    sessionId: row.session_id,
+    agentId: row.agent_id,
+    length: row.length,
+    lastPosition: row.last_position,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  })
+
+const leaseOf = (sessionId: string, row: { holder: string; expires_at: number }): SessionLease => Object.freeze({ sessionId, holder: row.holder, expiresAt: row.expires_at })
