@@ -101,7 +101,7 @@ export async function openSession<A>(options: AgentOpenOptions, build: BuildAgen
     const restored = records.length === 0 ? undefined : restoredLog(records, options)
     const parts = build(agentOptions, restored?.replay)
     let session: AgentSession | undefined
-    const writer = new SessionWriter({ store, sessionId, holder, now: () => parts.scheduler.now(), onFailure: (error) => session?.failed(error) }, restored === undefined ? 0 : restored.replay.entries.length)
+    const writer = new SessionWriter({ store, sessionId, holder, scheduler: parts.scheduler, onFailure: (error) => session?.failed(error) }, restored === undefined ? 0 : restored.replay.entries.length)
     session = new AgentSession(sessionId, store, holder, writer, sessionAgent(parts), ttlMs)
     if (restored === undefined) writer.entry(parts.store.log[0]!)
     parts.store.log$.subscribe((entry) => writer.entry(entry))

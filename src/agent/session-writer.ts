@@ -7,10 +7,14 @@
  * records, not 10,000 rows.
  *
  * The per-delta path is a type test and a string concatenation: no record,
- * no Promise, no clock read. A batch is sent from a microtask, so what a
- * synchronous burst logs goes in one append.
+ * no Promise, no clock read. A batch with a log entry is sent from a
+ * microtask (what a synchronous burst logs goes in one append); a batch of
+ * stream chunks alone waits {@link STREAM_LINGER_MS} on the scheduler
+ * first, so that a model streaming slowly still costs one append per
+ * linger, not one per delta (chunks are for resuming readers and crash
+ * recovery; what is acknowledged is the log).
  */
-import { BehaviorSubject, type Observable } from 'rxjs'
+import { BehaviorSubject, type Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import { errorText } from '../types/codec.js'
 import type { ProviderChunk } from '../types/chunk.js'
 import type { AgentLogEntry } from './agent-log.js'
@@ -22,8 +26,8 @@ export interface SessionWriterTarget {
   readonly sessionId: string
   /** The lease holder: every append is fenced by it. */
   readonly holder: string
-  /** Record times (the agent's scheduler). */
-  readonly now: () => number
+  /** Record times and the stream linger (the agent's scheduler). */
+  readonly scheduler: SchedulerLike
   /** Told once when an append fails: the session can no longer be written. */
   readonly onFailure: (error: SessionWriteError) => void
 }
@@ -41,6 +45,9 @@ export class SessionWriteError extends Error {
     super(`session '${sessionId}' (${storeKind} store): could not append the log after entry ${durableSeq - 1}: ${errorText(cause)}`)
   }
 }
+
+/** How long a batch of stream chunks alone waits before it is sent (a log entry sends it at once). */
+export const STREAM_LINGER_MS = 50
 
 type DeltaType = 'textDelta' | 'thinkingDelta' | 'toolUseArgsDelta'
 
@@ -66,7 +73,12 @@ export class SessionWriter {
   private batchNo = 1
   private committedBatch = 0
   private inFlight = false
-  private scheduled = false
+  /** A send is queued as a microtask. */
+  private queued = false
+  /** The linger of a batch of stream chunks alone. */
+  private lingering: Subscription | undefined
+  /** Whether `batch` holds a log entry (then it is sent at once). */
+  private urgent = false
   private accepting = true
   private failure: SessionWriteError | undefined
   private waiters: Waiter[] = []
@@ -99,8 +111,9 @@ export class SessionWriter {
   entry(entry: AgentLogEntry): void {
     if (!this.accepting) return
     this.endStream()
-    this.batch.push({ at: this.target.now(), body: entry })
+    this.batch.push({ at: this.target.scheduler.now(), body: entry })
     this.logged = entry.seq + 1
+    this.urgent = true
     this.kick()
   }
 
@@ -133,6 +146,11 @@ export class SessionWriter {
     if (this.failure !== undefined) return Promise.reject(this.failure)
     const batch = this.batch.length > 0 ? this.batchNo : this.inFlight ? this.batchNo - 1 : this.committedBatch
     if (batch <= this.committedBatch) return Promise.resolve()
+    // What lingers goes now.
+    if (this.batch.length > 0) {
+      this.urgent = true
+      this.kick()
+    }
     return new Promise<void>((resolve, reject) => this.waiters.push({ batch, resolve, reject }))
   }
 
@@ -172,21 +190,31 @@ export class SessionWriter {
     if (chunks === undefined) {
       chunks = []
       this.chunks = chunks
-      this.batch.push({ at: this.target.now(), body: { type: 'stream', afterSeq: this.logged, chunks } })
+      this.batch.push({ at: this.target.scheduler.now(), body: { type: 'stream', afterSeq: this.logged, chunks } })
       this.kick()
     }
     return chunks
   }
 
+  /** Sends the batch soon: at once (a microtask) when it is urgent, after the linger when it holds stream chunks alone. */
   private kick(): void {
-    if (this.scheduled || this.inFlight) return
-    this.scheduled = true
-    queueMicrotask(this.send)
+    if (this.inFlight || this.queued) return
+    if (this.urgent) {
+      this.lingering?.unsubscribe()
+      this.lingering = undefined
+      this.queued = true
+      queueMicrotask(this.send)
+    } else {
+      this.lingering ??= this.target.scheduler.schedule(this.send, STREAM_LINGER_MS)
+    }
   }
 
   private readonly send = (): void => {
-    this.scheduled = false
+    this.queued = false
+    this.lingering?.unsubscribe()
+    this.lingering = undefined
     if (this.inFlight || this.batch.length === 0 || this.failure !== undefined) return
+    this.urgent = false
     this.endStream()
     const records = this.batch
     this.batch = []
@@ -208,7 +236,7 @@ export class SessionWriter {
         this.committedBatch = batch
         this.durable$$.next(length)
         this.waiters = this.waiters.filter((w) => (w.batch <= batch ? (w.resolve(), false) : true))
-        if (this.batch.length > 0) this.send()
+        if (this.batch.length > 0) this.kick()
       },
       (error: unknown) => {
         this.inFlight = false
@@ -223,6 +251,8 @@ export class SessionWriter {
     this.batch = []
     this.chunks = undefined
     this.deltaType = undefined
+    this.lingering?.unsubscribe()
+    this.lingering = undefined
     const waiters = this.waiters
     this.waiters = []
     for (const w of waiters) w.reject(failure)

@@ -4,22 +4,24 @@
  * whoever opens the session sees it in `state.pendingApprovals`, and
  * `resolveApproval` resumes the run there.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ToolResultMessage } from '../../src/types/message.js'
 import { validTranscript } from '../../src/types/settle.js'
 import { reply } from '../../marbles/index.js'
-import { closeAll, crashCopy, memoryStore, handModel, logOf, openAgent, runs, until } from './session-kit.js'
+import { closeAll, closeStores, crashCopy, storeKinds, handModel, logOf, openAgent, runs, until } from './session-kit.js'
 
 afterEach(closeAll)
+afterAll(closeStores)
+beforeEach(() => runs.clear())
 
 const twoCalls = reply.toolCalls([
   { id: 'ap-rm1', name: 'rm', args: { path: '/tmp/a' } },
   { id: 'ap-e1', name: 'echo', args: { text: 'x' } },
 ])
 
-describe('approvals from anywhere', () => {
+describe.each(storeKinds)('approvals from anywhere (%s store)', (_kind, make) => {
   it('close() detaches a run waiting for approval; another opener resolves it and the run completes there', async () => {
-    const store = memoryStore()
+    const store = await make()
     const a = await openAgent(store, 'ap1', handModel([twoCalls]), { approveTool: 'resolveApproval' })
     const run = a.prompt('clean up')
     await until(() => a.state.pendingApprovals.length === 1, 'the approval request')
@@ -51,7 +53,7 @@ describe('approvals from anywhere', () => {
   })
 
   it('after a crash while waiting: a rejection resumes the run with the rejection as the result; other calls needing approval are asked again', async () => {
-    const store = memoryStore()
+    const store = await make()
     const calls = reply.toolCalls([
       { id: 'ap-rm2', name: 'rm', args: { path: '/a' } },
       { id: 'ap-rm3', name: 'rm', args: { path: '/b' } },
@@ -60,7 +62,7 @@ describe('approvals from anywhere', () => {
     void a.prompt('go')
     await until(() => a.state.pendingApprovals.length > 0, 'an approval request')
     await a.session!.flush()
-    const crashed = await crashCopy(store, 'ap2')
+    const crashed = await crashCopy(store, 'ap2', make)
     const b = await openAgent(crashed, 'ap2', handModel([reply.text('ok')]), { approveTool: 'resolveApproval', holder: 'b' })
     const pending = b.state.pendingApprovals.map((p) => p.toolCallId)
     expect(pending[0]).toBe('ap-rm2')
@@ -76,7 +78,7 @@ describe('approvals from anywhere', () => {
   })
 
   it('abort() gives a suspended run up: its calls get error results, the agent takes prompts again', async () => {
-    const store = memoryStore()
+    const store = await make()
     const a = await openAgent(store, 'ap3', handModel([twoCalls]), { approveTool: 'resolveApproval' })
     void a.prompt('go')
     await until(() => a.state.pendingApprovals.length === 1, 'the approval request')
@@ -90,7 +92,7 @@ describe('approvals from anywhere', () => {
   })
 
   it('refuses a decision that does not decode for a suspended run', async () => {
-    const store = memoryStore()
+    const store = await make()
     const a = await openAgent(store, 'ap4', handModel([twoCalls]), { approveTool: 'resolveApproval' })
     void a.prompt('go')
     await until(() => a.state.pendingApprovals.length === 1, 'the approval request')

@@ -3,21 +3,25 @@
  * group-commit writer (deltas merged, durableSeq monotone, flush), options
  * the log decides, bad records named by position.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import * as t from 'io-ts'
 import { Agent } from '../../src/agent/agent.js'
 import type { AgentLogEntry } from '../../src/agent/agent-log.js'
 import type { SessionStore, StreamRecord } from '../../src/agent/session-store.js'
 import { defineTool } from '../../src/tools/define-tool.js'
 import { modelSpec } from '../../src/types/model.js'
-import { reply, scriptedModel } from '../../marbles/index.js'
-import { memoryStore, wrapStore } from './session-kit.js'
+import { chunk, reply, scriptedModel } from '../../marbles/index.js'
+import { VirtualTimeScheduler } from 'rxjs'
+import { STREAM_LINGER_MS } from '../../src/agent/session-writer.js'
+import { closeAll, closeStores, handModel, openAgent, storeKinds, until, wrapStore } from './session-kit.js'
 
 const echo = defineTool({ name: 'echo', description: 'Echoes.', parameters: t.type({ text: t.string }), execute: ({ text }) => `echo ${text}` })
 const opened: Agent[] = []
 afterEach(async () => {
   await Promise.allSettled(opened.splice(0).map((a) => a.session?.close()))
+  await closeAll()
 })
+afterAll(closeStores)
 
 async function open(store: SessionStore, sessionId: string, script: Parameters<typeof scriptedModel>[0] = [], extra: Partial<Parameters<typeof Agent.open>[0]> = {}): Promise<Agent> {
   const model = scriptedModel(script)
@@ -29,9 +33,9 @@ async function open(store: SessionStore, sessionId: string, script: Parameters<t
 const bodies = async (store: SessionStore, id: string) => (await store.read(id)).map((r) => r.body)
 const entries = async (store: SessionStore, id: string) => (await bodies(store, id)).filter((b): b is AgentLogEntry => b.type !== 'stream')
 
-describe('Agent.open', () => {
+describe.each(storeKinds)('Agent.open (%s store)', (_kind, make) => {
   it('a new session: the init entry is committed before open resolves', async () => {
-    const store = memoryStore()
+    const store = await make()
     const agent = await open(store, 's1', [], { id: 'agent-s1' })
     expect(agent.session?.sessionId).toBe('s1')
     expect(agent.session?.store).toBe(store)
@@ -41,7 +45,7 @@ describe('Agent.open', () => {
   })
 
   it('commits every entry of a run and reopens to the same state; the log decides id, prompt and model', async () => {
-    const store = memoryStore()
+    const store = await make()
     const agent = await open(store, 's2', [reply.toolCalls([{ id: 'c1', name: 'echo', args: { text: 'hi' } }]), reply.text('done', { deltas: 4 })])
     await agent.prompt('go')
     await agent.session!.flush()
@@ -62,7 +66,7 @@ describe('Agent.open', () => {
   })
 
   it('refuses messages for an existing session, another id, a missing tool, bad options', async () => {
-    const store = memoryStore()
+    const store = await make()
     const first = await open(store, 's3')
     await first.session!.close()
     await expect(open(store, 's3', [], { messages: [] })).rejects.toThrow(/session 's3' exists \(1 log entries\): its transcript comes from its log/)
@@ -76,7 +80,7 @@ describe('Agent.open', () => {
   })
 
   it('names a record that does not decode by session and position', async () => {
-    const store = memoryStore()
+    const store = await make()
     const agent = await open(store, 's4')
     await agent.prompt('hi').result.catch(() => undefined)
     await agent.session!.close()
@@ -87,7 +91,7 @@ describe('Agent.open', () => {
   })
 
   it('group commit: a streamed message of many deltas becomes few stream records; durableSeq only grows', async () => {
-    const store = memoryStore()
+    const store = await make()
     let release!: () => void
     const gate = new Promise<void>((resolve) => (release = resolve))
     const seen: number[] = []
@@ -120,8 +124,46 @@ describe('Agent.open', () => {
     expect((await bodies(store, 's5')).filter((b) => b.type === 'stream')).toEqual([])
   })
 
+  it('a slow stream lingers: its deltas wait on the scheduler and go as one stream record, unless an entry or flush sends them first', async () => {
+    const store = await make()
+    const sent: string[][] = []
+    const watching = wrapStore(store, {
+      append: (id, a) => {
+        sent.push(a.records.map((r) => r.body.type))
+        return store.append(id, a)
+      },
+    })
+    const scheduler = new VirtualTimeScheduler()
+    const model = handModel(['manual'])
+    const agent = await openAgent(watching, 's7', model, { scheduler })
+    void agent.prompt('go')
+    await until(() => model.live.length === 1, 'the model call')
+    await agent.session!.flush()
+    sent.length = 0
+    model.live[0]!.next(chunk.start())
+    for (let i = 0; i < 100; i++) {
+      model.live[0]!.next(chunk.text(`${i} `))
+      // A macrotask between deltas: every append has long completed.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(sent).toEqual([])
+    scheduler.maxFrames = scheduler.now() + STREAM_LINGER_MS
+    scheduler.flush()
+    await until(() => sent.length === 1, 'the linger')
+    expect(sent).toEqual([['stream']])
+    const [record] = (await store.read('s7')).filter((r) => r.body.type === 'stream')
+    expect(record?.body).toMatchObject({ chunks: [{ type: 'messageStart' }, { type: 'textDelta', text: Array.from({ length: 100 }, (_, i) => `${i} `).join('') }] })
+    model.live[0]!.next(chunk.text('more'))
+    await agent.session!.flush()
+    expect(sent).toEqual([['stream'], ['stream']])
+    agent.steer('now')
+    model.live[0]!.next(chunk.text('after'))
+    await agent.session!.flush()
+    expect(sent.at(-1)).toEqual(['enqueue', 'stream'])
+  })
+
   it('flush resolves at once when everything is committed, and after the batches in flight otherwise', async () => {
-    const store = memoryStore()
+    const store = await make()
     const agent = await open(store, 's6')
     await agent.session!.flush()
     agent.steer('a')

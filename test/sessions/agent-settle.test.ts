@@ -4,19 +4,21 @@
  * records and kept as `aborted`, every tool call answered — and `continue()`
  * goes on without running again a tool whose result was committed.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { partialAnswer } from '../../src/agent/session-open.js'
 import { validTranscript } from '../../src/types/settle.js'
 import type { ToolResultMessage } from '../../src/types/message.js'
 import { modelSpec } from '../../src/types/model.js'
 import { chunk, reply } from '../../marbles/index.js'
-import { closeAll, crashCopy, memoryStore, handModel, logOf, openAgent, runs, until } from './session-kit.js'
+import { closeAll, closeStores, crashCopy, storeKinds, handModel, logOf, openAgent, runs, until } from './session-kit.js'
 
 afterEach(closeAll)
+afterAll(closeStores)
+beforeEach(() => runs.clear())
 
-describe('crash settlement on open', () => {
+describe.each(storeKinds)('crash settlement on open (%s store)', (_kind, make) => {
   it('mid-stream: the partial answer is kept as aborted, its cut-off tool call answered; continue goes on; committed tools do not run again', async () => {
-    const store = memoryStore()
+    const store = await make()
     const model = handModel([reply.toolCalls([{ id: 'st-c1', name: 'echo', args: { text: 'one' } }]), 'manual'])
     const first = await openAgent(store, 'st1', model)
     void first.prompt('go')
@@ -24,7 +26,7 @@ describe('crash settlement on open', () => {
     for (const c of [chunk.start('m2'), chunk.text('partial '), chunk.text('answer'), chunk.toolStart('st-c2', 'echo'), chunk.args('st-c2', '{"te')]) model.live[0]!.next(c)
     await first.session!.flush()
     expect(runs.get('st-c1')).toBe(1)
-    const crashed = await crashCopy(store, 'st1')
+    const crashed = await crashCopy(store, 'st1', make)
 
     const after = handModel([reply.text('resumed')])
     const second = await openAgent(crashed, 'st1', after, { holder: 'second' })
@@ -47,13 +49,13 @@ describe('crash settlement on open', () => {
   })
 
   it('mid-tool: the running call gets an error result saying the process stopped; it is not run again', async () => {
-    const store = memoryStore()
+    const store = await make()
     const model = handModel([reply.toolCalls([{ id: 'st-h1', name: 'hang', args: {} }, { id: 'st-e1', name: 'echo', args: { text: 'x' } }])])
     const first = await openAgent(store, 'st2', model)
     void first.prompt('go')
     await until(() => runs.get('st-h1') === 1 && runs.get('st-e1') === 1, 'both calls started')
     await first.session!.flush()
-    const crashed = await crashCopy(store, 'st2')
+    const crashed = await crashCopy(store, 'st2', make)
     const second = await openAgent(crashed, 'st2', handModel([reply.text('ok')]), { holder: 'second' })
     expect(second.state.pendingToolCalls).toEqual([])
     const results = second.state.messages.filter((m): m is ToolResultMessage => m.role === 'toolResult')
@@ -67,11 +69,11 @@ describe('crash settlement on open', () => {
   })
 
   it('a finished run or an idle agent needs no settling', async () => {
-    const store = memoryStore()
+    const store = await make()
     const first = await openAgent(store, 'st3', handModel([reply.text('hi')]))
     await first.prompt('go')
     await first.session!.flush()
-    const crashed = await crashCopy(store, 'st3')
+    const crashed = await crashCopy(store, 'st3', make)
     const second = await openAgent(crashed, 'st3', handModel([]), { holder: 'second' })
     expect(second.log.length).toBe(first.log.length)
     expect(second.state).toEqual(first.state)

@@ -10,7 +10,9 @@ import type { ProviderChunk } from '../../src/types/chunk.js'
 import type { StreamFn } from '../../src/types/request.js'
 import { modelSpec } from '../../src/types/model.js'
 import { asyncScheduler, type SchedulerLike } from 'rxjs'
+import { PGlite } from '@electric-sql/pglite'
 import { memorySessionStore, type MemorySessionStore } from '../../src/sessions/memory-store.js'
+import { pgliteSessionStore } from '../../src/sessions/pglite-store.js'
 
 /** How many times each tool ran, by tool call id. */
 export const runs = new Map<string, number>()
@@ -51,9 +53,31 @@ export function memoryStore(clock?: () => number): MemorySessionStore {
   return memorySessionStore({ scheduler })
 }
 
+let pglite: Promise<PGlite> | undefined
+let schemas = 0
+
+/** A fresh store of each kind the durable-Agent tests run on: in memory, and PGlite (one in-memory database per test file, a schema per store). */
+export const storeKinds: readonly (readonly [string, () => Promise<SessionStore>])[] = [
+  ['memory', () => Promise.resolve(memoryStore())],
+  [
+    'pglite',
+    async () => {
+      pglite ??= PGlite.create()
+      return pgliteSessionStore({ db: await pglite, schema: `agent_${process.pid}_${++schemas}` })
+    },
+  ],
+]
+
+/** Closes the test file's PGlite database, if it made one. */
+export async function closeStores(): Promise<void> {
+  const db = pglite
+  pglite = undefined
+  await (await db)?.close()
+}
+
 /** What a process left when it stopped: a copy of the store's records (the process itself goes on with the original, unseen). */
-export async function crashCopy(store: SessionStore, sessionId: string, clock?: () => number): Promise<MemorySessionStore> {
-  const copy = memoryStore(clock)
+export async function crashCopy(store: SessionStore, sessionId: string, make: () => Promise<SessionStore> = () => Promise.resolve(memoryStore())): Promise<SessionStore> {
+  const copy = await make()
   const records = await store.read(sessionId)
   await copy.append(sessionId, { expectedSeq: 0, records: records.map((r) => ({ at: r.at, body: r.body })) })
   return copy
