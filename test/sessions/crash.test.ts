@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildChildScripts, type ChildBuild } from '../support/child-build.js'
+import { describePostgres } from '../support/postgres-cluster.js'
 import { runChain, TRIGGER_KINDS, type ChainReport } from './crash/chain.js'
 import type { StoreConfig } from './crash/child.js'
 import { inParallel, killAllChildren, seededRandom, startChild } from './crash/harness.js'
@@ -67,5 +68,11 @@ describe('SIGKILL at random points of a durable session', () => {
       cpSync(template, dataDir, { recursive: true })
       return { kind: 'pglite', dataDir }
     })
+  }, 400_000)
+})
+
+describePostgres('SIGKILL at random points of a durable session on PostgreSQL', (cluster) => {
+  it('PostgreSQL: nothing acknowledged is lost, the log decodes, the transcript is valid, no tool runs twice, the run finishes', async () => {
+    await crashChains('PostgreSQL', async () => ({ kind: 'postgres', connectionString: await cluster().createDatabase() }))
   }, 400_000)
 })

@@ -207,6 +207,8 @@ function untilStdinLine(expected: string): Promise<void> {
     lines.on('line', (line) => {
       if (line.trim() !== expected) return
       lines.close()
+      // A readline interface closed leaves stdin open (and the process alive).
+      process.stdin.destroy()
       resolve()
     })
   })
