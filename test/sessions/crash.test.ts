@@ -50,7 +50,8 @@ async function crashChains(name: string, storeFor: (chain: number) => Promise<St
   const problems = reports.flatMap((r) => r.problems)
   const kills = reports.flatMap((r) => r.kills)
   const byKind = Object.fromEntries(TRIGGER_KINDS.map((kind) => [kind, kills.filter((k) => k.trigger.kind === kind).length]))
-  const summary = `${name}: seed ${seed}, ${kills.length} kills ${JSON.stringify(byKind)}, ${reports.reduce((n, r) => n + r.processes, 0)} processes`
+  const reruns = reports.flatMap((r) => r.reruns)
+  const summary = `${name}: seed ${seed}, ${kills.length} kills ${JSON.stringify(byKind)}, ${reports.reduce((n, r) => n + r.processes, 0)} processes, ${reruns.length} tool calls ran twice (unacknowledged when killed: allowed)`
   console.info(summary)
   expect(problems, `${summary}\n(RXAGENT_CRASH_SEED=${seed} reproduces the kill points)`).toEqual([])
   expect(kills.length, summary).toBeGreaterThanOrEqual(50)

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import type { AgentLogEntry } from '../../../src/agent/agent-log.js'
 import type { AgentMessage } from '../../../src/types/message.js'
-import { collectAcks, decodeStored, executionProblems, interleavedRuns, lostOrChanged, plain, readExecutions, runsOf, transcriptProblems } from './checks.js'
+import { collectAcks, decodeStored, interleavedRuns, lostOrChanged, plain, readExecutions, repeatedRuns, runsOf, settledCalls, transcriptProblems, unendedSuccesses } from './checks.js'
 import type { ChildConfig, StoreConfig } from './child.js'
 import { startChild, type ChildHandle, type ChildLine } from './harness.js'
 import { FINAL_TEXT } from './scenario.js'
@@ -43,6 +43,8 @@ export interface ChainReport {
   readonly kills: readonly { readonly trigger: Trigger; readonly lastLines: string }[]
   readonly processes: number
   readonly problems: readonly string[]
+  /** Tool calls that ran twice, allowed by the guarantee: their execution was not acknowledged when the process running it was killed. */
+  readonly reruns: readonly string[]
 }
 
 function pickTrigger(kind: (typeof TRIGGER_KINDS)[number], random: () => number): Trigger {
@@ -90,7 +92,7 @@ export async function runChain(options: ChainOptions): Promise<ChainReport> {
   try {
     return await chain(options)
   } catch (error) {
-    return { kills: [], processes: 0, problems: [`chain ${options.index}: ${(error as Error).message}`] }
+    return { kills: [], processes: 0, problems: [`chain ${options.index}: ${(error as Error).message}`], reruns: [] }
   }
 }
 
@@ -106,6 +108,7 @@ async function chain(options: ChainOptions): Promise<ChainReport> {
   const lease = options.stableHolder ? {} : { lease: { ttlMs: 8000, onBusy: 'wait' as const, waitMs: 60_000 } }
   const holder = options.stableHolder ? { holder: `chain-${index}` } : {}
   let last: ChildHandle | undefined
+  let processes = 0
   /** An approval a killed process left waiting (durable): the next process that opens must find it pending. */
   let held: string | undefined
   for (let p = 0; ; p++) {
@@ -121,8 +124,13 @@ async function chain(options: ChainOptions): Promise<ChainReport> {
       ...(trigger?.kind === 'approval' ? { holdApproval: 1 } : {}),
     }
     const where = `chain ${index}, process ${p}${trigger === undefined ? ' (final)' : ` (kill at ${JSON.stringify(trigger)})`}`
+    const settled = settledCalls(acked)
+    processes++
     const child = startChild(options.script, config, killer(trigger))
     const exit = await child.exited(60_000)
+    for (const l of child.lines) {
+      if (l.t === 'tool' && l.phase === 'start' && settled.has(l.id as string)) problems.push(`${where}: tool call ${String(l.id)} ran again, though the log had acknowledged its decision, start or result`)
+    }
     if (process.env.RXAGENT_CRASH_DUMP !== undefined) {
       writeFileSync(join(process.env.RXAGENT_CRASH_DUMP, `chain-${index}-p${p}.jsonl`), child.lines.map((l) => JSON.stringify(l)).join('\n') + '\n')
     }
@@ -138,7 +146,7 @@ async function chain(options: ChainOptions): Promise<ChainReport> {
       kills.push({ trigger: trigger!, lastLines: lastLines(child) })
     } else if (exit.code !== 0 || find(child, 'done') === undefined) {
       problems.push(`${where}: exited ${JSON.stringify(exit)} without finishing\n${child.describe()}`)
-      return { kills, processes: p + 1, problems }
+      return { kills, processes: p + 1, problems, reruns: [] }
     }
     if (final) {
       last = child
@@ -153,7 +161,9 @@ async function chain(options: ChainOptions): Promise<ChainReport> {
   if (answer?.role !== 'assistant' || answer.stopReason !== 'stop' || !answer.content.some((c) => c.type === 'text' && c.text === FINAL_TEXT)) {
     problems.push(`chain ${index}: the last run did not end with the final answer: ${JSON.stringify(answer).slice(0, 300)}`)
   }
-  problems.push(...executionProblems(readExecutions(executions), messages).map((p) => `chain ${index}: ${p}`))
+  const executed = readExecutions(executions)
+  problems.push(...unendedSuccesses(executed, messages).map((p) => `chain ${index}: ${p}`))
+  const reruns = [...repeatedRuns(executed).keys()]
   const raw = find(last, 'readBack')
   if (raw === undefined) problems.push(`chain ${index}: the last process did not read the log back\n${last.describe()}`)
   else {
@@ -166,7 +176,7 @@ async function chain(options: ChainOptions): Promise<ChainReport> {
       problems.push(`chain ${index}: the store holds ${log.length} entries, the last process had ${held.length} after flush(); first difference at ${differs}`)
     }
   }
-  return { kills, processes: kills.length + 1, problems }
+  return { kills, processes, problems, reruns }
 }
 
 /** Checks one process's lines against what was acknowledged before it, then adds what it acknowledged. */

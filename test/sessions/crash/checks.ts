@@ -83,24 +83,37 @@ export function readExecutions(file: string): Execution[] {
     .map((line) => JSON.parse(line) as Execution)
 }
 
+/** Tool calls that started more than once, with the pids that ran them. */
+export function repeatedRuns(executions: readonly Execution[]): Map<string, number[]> {
+  const starts = new Map<string, number[]>()
+  for (const e of executions) if (e.phase === 'start') starts.set(e.id, [...(starts.get(e.id) ?? []), e.pid])
+  return new Map([...starts].filter(([, pids]) => pids.length > 1))
+}
+
+/** Every successful result in `messages` comes from an execution of its call that ended. */
+export function unendedSuccesses(executions: readonly Execution[], messages: readonly AgentMessage[]): string[] {
+  const ends = new Set(executions.filter((e) => e.phase === 'end').map((e) => e.id))
+  return messages.flatMap((m) =>
+    m.role === 'toolResult' && !m.isError && !ends.has(m.toolCallId) ? [`tool call ${m.toolCallId} has a successful result, but no execution of it ended`] : [],
+  )
+}
+
 /**
- * No tool call started twice; every successful result in `messages` (and in
- * `ackedResults`, results acknowledged by a process that was then killed)
- * comes from an execution that ended.
+ * The tool calls the acknowledged log has settled past asking: decided
+ * (`approvalDecided`), started, ended or answered. The durable guarantee:
+ * none of these may run again. (A call whose execution was not acknowledged
+ * yet — it ran, and the crash came before its start or decision was
+ * committed — may run again: "a tool with side effects running at the crash
+ * may have run".)
  */
-export function executionProblems(executions: readonly Execution[], messages: readonly AgentMessage[]): string[] {
-  const problems: string[] = []
-  const starts = new Map<string, Execution[]>()
-  const ends = new Set<string>()
-  for (const e of executions) {
-    if (e.phase === 'start') starts.set(e.id, [...(starts.get(e.id) ?? []), e])
-    if (e.phase === 'end') ends.add(e.id)
+export function settledCalls(acked: ReadonlyMap<number, unknown>): Set<string> {
+  const ids = new Set<string>()
+  for (const entry of acked.values()) {
+    const e = entry as AgentLogEntry
+    if (e.type === 'approvalDecided' || e.type === 'toolExecutionStart' || e.type === 'toolExecutionEnd') ids.add(e.toolCallId)
+    if (e.type === 'messageEnd' && e.message.role === 'toolResult') ids.add(e.message.toolCallId)
   }
-  for (const [id, list] of starts) if (list.length > 1) problems.push(`tool call ${id} ran ${list.length} times (pids ${list.map((e) => e.pid).join(', ')})`)
-  for (const m of messages) {
-    if (m.role === 'toolResult' && !m.isError && !ends.has(m.toolCallId)) problems.push(`tool call ${m.toolCallId} has a successful result, but no execution of it ended`)
-  }
-  return problems
+  return ids
 }
 
 /**
