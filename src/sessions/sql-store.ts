@@ -3,13 +3,14 @@
  * PostgreSQL, over the small driver interface of `sql/driver.ts`, with the
  * schema of `sql/migrations.ts`.
  *
- * An append is one transaction: lock the session's row (`FOR UPDATE`; a new
- * session's row is inserted, and a concurrent creator waits on its key), check
- * the log's length against `expectedSeq` (else `SessionConflictError`), check
- * the lease fence (the lease row read `FOR SHARE`, so a takeover waits for the
- * append in flight), delete the stream records a message end compacts, insert
- * the records in multi-row statements, update the session row, and NOTIFY the
- * store's channel with the session id. The database's clock stamps
+ * An append is one statement (one round trip), a call of the schema's
+ * append function: lock the session's row (`FOR UPDATE`; a new session's
+ * row is inserted, and a concurrent creator waits on its key), check the
+ * log's length against `expectedSeq` (else `SessionConflictError`), check the
+ * lease fence (the lease row read `FOR SHARE`, so a takeover waits for the
+ * append in flight), delete the stream records a message end compacts,
+ * insert the records (one INSERT over the batch as a JSON array), update the
+ * session row, and NOTIFY the store's channel with the session id. The database's clock stamps
  * `createdAt`, `updatedAt` and lease expiry (one clock for every process).
  */
 import { Observable } from 'rxjs'
@@ -25,13 +26,10 @@ import {
   type SessionStore,
 } from '../agent/session-store.js'
 import { SessionStoreClosedError, fenceError } from './errors.js'
-import type { SqlClient, SqlDriver, SqlNames } from './sql/driver.js'
+import type { SqlDriver, SqlNames } from './sql/driver.js'
 import { CLOCK } from './sql/migrations.js'
 import { SqlTails } from './sql/tails.js'
-import { checkId, checkListOptions, checkReadOptions, checkTtl, decodeStored, planAppend, type AppendPlan } from './validate.js'
-
-/** Rows per INSERT statement (4 parameters each, under PostgreSQL's 65,535). */
-const ROWS_PER_INSERT = 5_000
+import { checkId, checkListOptions, checkReadOptions, checkTtl, decodeStored, planAppend } from './validate.js'
 
 /** A SQL session store, with what its tails hold. */
 export interface SqlSessionStore extends SessionStore {
@@ -45,6 +43,16 @@ interface RecordRow {
   readonly position: number
   readonly at: unknown
   readonly body: unknown
+}
+
+/** What the append function returns (see `sql/migrations.ts`). */
+interface AppendRow {
+  readonly outcome: 'ok' | 'conflict' | 'lease'
+  readonly length: number
+  readonly last_position: number
+  readonly holder: string | null
+  readonly expires_at: number | null
+  readonly now: number
 }
 
 interface SessionRow {
@@ -111,59 +119,33 @@ class SqlStore implements SqlSessionStore {
     const entry = this.check('append')
     checkId(entry, 'sessionId', sessionId)
     const plan = planAppend(entry, append)
-    const appended = await this.track(this.driver.transaction((tx) => this.appendIn(tx, sessionId, plan)))
-    if (plan.records.length > 0) this.live.wake(sessionId)
-    return appended
-  }
-
-  private async appendIn(tx: SqlClient, sessionId: string, plan: AppendPlan): Promise<SessionAppended> {
-    const n = this.n
-    const found = await tx.query<{ length: number; last_position: number }>(
-      `SELECT length::float8 AS length, last_position::float8 AS last_position FROM ${n.sessions} WHERE session_id = $1 FOR UPDATE`,
-      [sessionId],
+    // Array literals of numbers only (no quoting to get wrong): every driver passes them as text.
+    const seqs = `{${plan.records.map((r) => (r.body.type === 'stream' ? 'NULL' : r.body.seq)).join(',')}}`
+    const ats = `{${plan.records.map((r) => r.at).join(',')}}`
+    const bodies = JSON.stringify(plan.records.map((r) => r.body))
+    const { rows } = await this.track(
+      this.driver.query<AppendRow>(`SELECT * FROM ${this.n.appendFunction}($1, $2, $3, $4, $5, $6, $7::bigint[], $8::float8[], $9::json, $10)`, [
+        sessionId,
+        plan.expectedSeq,
+        plan.agentId ?? null,
+        plan.leaseHolder ?? null,
+        plan.compact,
+        plan.length,
+        seqs,
+        ats,
+        bodies,
+        this.n.channel,
+      ]),
     )
-    let session = found.rows[0]
-    const actual = session?.length ?? 0
-    if (actual !== plan.expectedSeq) throw new SessionConflictError(sessionId, plan.expectedSeq, actual)
-    if (plan.leaseHolder !== undefined) {
-      const { rows } = await tx.query<{ holder: string; expires_at: number; now: number }>(
-        `SELECT holder, expires_at, ${CLOCK} AS now FROM ${n.leases} WHERE session_id = $1 FOR SHARE`,
-        [sessionId],
-      )
-      const row = rows[0]
-      const lease = row === undefined ? undefined : { sessionId, holder: row.holder, expiresAt: row.expires_at }
-      const refused = fenceError(sessionId, plan.leaseHolder, lease, row?.now ?? 0)
-      if (refused !== undefined) throw refused
+    const row = rows[0]
+    if (row === undefined) throw new Error(`${entry}: the append function returned no row`)
+    if (row.outcome === 'conflict') throw new SessionConflictError(sessionId, plan.expectedSeq, row.length)
+    if (row.outcome === 'lease') {
+      const lease = row.holder === null || row.expires_at === null ? undefined : { sessionId, holder: row.holder, expiresAt: row.expires_at }
+      throw fenceError(sessionId, plan.leaseHolder!, lease, row.now) ?? new Error(`${entry}: the lease fence refused the append`)
     }
-    if (plan.records.length === 0) return { lastPosition: session?.last_position ?? 0, length: actual }
-    if (session === undefined) {
-      const created = await tx.query(
-        `INSERT INTO ${n.sessions} (session_id, agent_id, length, last_position, created_at, updated_at)
-         VALUES ($1, $2, 0, 0, ${CLOCK}, ${CLOCK}) ON CONFLICT (session_id) DO NOTHING RETURNING 1 AS created`,
-        [sessionId, plan.agentId],
-      )
-      // Another writer created it first (its transaction committed while this one waited on the key).
-      if (created.rows.length === 0) {
-        const { rows } = await tx.query<{ length: number }>(`SELECT length::float8 AS length FROM ${n.sessions} WHERE session_id = $1`, [sessionId])
-        throw new SessionConflictError(sessionId, plan.expectedSeq, rows[0]?.length ?? 0)
-      }
-      session = { length: 0, last_position: 0 }
-    }
-    if (plan.compact) await tx.query(`DELETE FROM ${n.records} WHERE session_id = $1 AND seq IS NULL`, [sessionId])
-    let position = session.last_position
-    for (let start = 0; start < plan.records.length; start += ROWS_PER_INSERT) {
-      const chunk = plan.records.slice(start, start + ROWS_PER_INSERT)
-      const params: unknown[] = [sessionId]
-      const values = chunk.map((record) => {
-        const i = params.length
-        params.push(++position, record.body.type === 'stream' ? null : record.body.seq, record.at, JSON.stringify(record.body))
-        return `($1, $${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}::json)`
-      })
-      await tx.query(`INSERT INTO ${n.records} (session_id, position, seq, at, body) VALUES ${values.join(', ')}`, params)
-    }
-    await tx.query(`UPDATE ${n.sessions} SET length = $2, last_position = $3, updated_at = ${CLOCK} WHERE session_id = $1`, [sessionId, plan.length, position])
-    await tx.query(`SELECT pg_notify($1, $2)`, [n.channel, sessionId])
-    return { lastPosition: position, length: plan.length }
+    if (plan.records.length > 0) this.live.wake(sessionId)
+    return { lastPosition: row.last_position, length: row.length }
   }
 
   async read(sessionId: string, options?: { readonly from?: number; readonly limit?: number }): Promise<readonly SessionRecord[]> {

@@ -104,6 +104,15 @@ export function storeContract(name: string, make: () => Promise<StoreHarness>): 
       expect((await store.info('s1'))!.lastPosition).toBe(3)
     })
 
+    it('stores any text a model wrote, \\u0000 and astral characters included', async () => {
+      await createSession(store, 's1')
+      const odd = 'nul \u0000, emoji \u{1F600}, lone quote ", backslash \\, newline \n'
+      await store.append('s1', batch(1, [stream(1, 1, odd), note(1, odd)]))
+      const [, streamed, noted] = await store.read('s1')
+      expect(streamed!.body).toEqual(stream(1, 1, odd).body)
+      expect(noted!.body).toEqual(note(1, odd).body)
+    })
+
     it('reads from a position, at most a limit', async () => {
       await createSession(store, 's1', 9)
       expect((await store.read('s1', { from: 4 })).map((r) => r.position)).toEqual([5, 6, 7, 8, 9, 10])

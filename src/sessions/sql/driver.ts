@@ -40,6 +40,8 @@ export interface SqlNames {
   readonly sessions: string
   readonly records: string
   readonly leases: string
+  /** The function that appends (see `migrations.ts`). */
+  readonly appendFunction: string
   /** The NOTIFY channel (an identifier, unquoted) and the advisory lock key of migrations. */
   readonly channel: string
   readonly lockKey: string
@@ -74,6 +76,7 @@ export function sqlNames(entry: string, location: SqlLocation): SqlNames {
     sessions: table('sessions'),
     records: table('records'),
     leases: table('leases'),
+    appendFunction: table('append'),
     channel: `${schema}_${prefix}records`.slice(0, 63),
     lockKey: `${schema}.${prefix}migrations`,
     prefix,
