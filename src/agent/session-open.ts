@@ -169,14 +169,15 @@ function restoredLog(records: readonly SessionRecord[], options: AgentOpenOption
     const what = `record at position ${record.position} of session '${sessionId}'`
     const body: unknown = record.body
     if ((body as { type?: unknown } | null)?.type === 'stream') {
-      const decoded = decodeInput(StreamRecord, body, 'Agent.open', what)
+      // `is` first: a store hands back what it checked; decoding is for the error's paths.
+      const decoded = StreamRecord.is(body) ? body : decodeInput(StreamRecord, body, 'Agent.open', what)
       if (decoded.afterSeq !== entries.length) continue
       stream ??= { at: record.at, chunks: [] }
       stream.chunks.push(...decoded.chunks)
       continue
     }
     // The first entry through `decodeAgentLog`: a newer log format is named as such.
-    const entry = entries.length === 0 ? decodeAgentLog([body], 'Agent.open', what)[0]! : decodeInput(AgentLogEntry, body, 'Agent.open', what)
+    const entry = entries.length === 0 ? decodeAgentLog([body], 'Agent.open', what)[0]! : AgentLogEntry.is(body) ? body : decodeInput(AgentLogEntry, body, 'Agent.open', what)
     if (entry.seq !== entries.length) throw invalidInput('Agent.open', what, '.seq', `expected log entry ${entries.length}, got ${describeValue(entry.seq)}`, entry.seq)
     entries.push(entry)
     stream = undefined
