@@ -22,10 +22,10 @@ import type { StoreConfig } from './crash/child.js'
 import { inParallel, killAllChildren, seededRandom, startChild } from './crash/harness.js'
 
 const seed = Number(process.env.RXAGENT_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31))
-/** 6 chains × 9 kills: ≥ 54 kill points per store, 3 chains at a time (each child is a whole Node process with its database). */
+/** 6 chains × 9 kills: ≥ 54 kill points per store, 4 chains at a time (each child is a whole Node process with its database). */
 const CHAINS = 6
 const KILLS_PER_CHAIN = 9
-const PARALLEL = 3
+const PARALLEL = 4
 
 let build: ChildBuild
 let dir: string
@@ -51,7 +51,7 @@ async function crashChains(name: string, storeFor: (chain: number) => Promise<St
   const kills = reports.flatMap((r) => r.kills)
   const byKind = Object.fromEntries(TRIGGER_KINDS.map((kind) => [kind, kills.filter((k) => k.trigger.kind === kind).length]))
   const reruns = reports.flatMap((r) => r.reruns)
-  const summary = `${name}: seed ${seed}, ${kills.length} kills ${JSON.stringify(byKind)}, ${reports.reduce((n, r) => n + r.processes, 0)} processes, ${reruns.length} tool calls ran twice (unacknowledged when killed: allowed)`
+  const summary = `${name}: seed ${seed}, ${kills.length} kills ${JSON.stringify(byKind)}, ${reports.reduce((n, r) => n + r.processes, 0)} processes, ${reruns.length} tool calls ran twice (unacknowledged when killed: allowed) ${JSON.stringify(reruns)}`
   console.info(summary)
   expect(problems, `${summary}\n(RXAGENT_CRASH_SEED=${seed} reproduces the kill points)`).toEqual([])
   expect(kills.length, summary).toBeGreaterThanOrEqual(50)
