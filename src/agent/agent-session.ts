@@ -104,6 +104,8 @@ export class AgentSession {
     if (this.failure !== undefined) return
     this.failure = error
     this.writer.stop()
+    // Nothing is renewed for a session that cannot write; a timer left running would keep the process alive until close().
+    this.renewal?.unsubscribe()
     this.agent.failRun(error.message)
   }
 
