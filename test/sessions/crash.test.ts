@@ -33,20 +33,24 @@ beforeAll(() => {
   build = buildChildScripts(['test/sessions/crash'])
   dir = mkdtempSync(join(tmpdir(), 'rxagent-crash-'))
 }, 60_000)
+// Removing databases on a busy disk takes a while.
 afterAll(() => {
   killAllChildren()
   build?.remove()
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
-})
+}, 120_000)
 
 /** Runs the chains on `storeFor`'s stores and checks the reports; the seed is in every failure. */
 async function crashChains(name: string, storeFor: (chain: number) => Promise<StoreConfig> | StoreConfig): Promise<void> {
   const random = seededRandom(seed ^ name.length)
   const chains = Array.from({ length: CHAINS }, (_, i) => i)
   const plans = chains.map((index) => ({ index, random: seededRandom(Math.floor(random() * 2 ** 31)), stableHolder: index !== 2 }))
-  const reports: ChainReport[] = await inParallel(plans, PARALLEL, async (plan) =>
-    runChain({ ...plan, script: build.script('test/sessions/crash/child.ts'), store: await storeFor(plan.index), dir, kills: KILLS_PER_CHAIN }),
-  )
+  const reports: ChainReport[] = await inParallel(plans, PARALLEL, async (plan) => {
+    const store = await storeFor(plan.index)
+    const report = await runChain({ ...plan, script: build.script('test/sessions/crash/child.ts'), store, dir, kills: KILLS_PER_CHAIN })
+    if (store.kind === 'pglite') rmSync(store.dataDir, { recursive: true, force: true })
+    return report
+  })
   const problems = reports.flatMap((r) => r.problems)
   const kills = reports.flatMap((r) => r.kills)
   const byKind = Object.fromEntries(TRIGGER_KINDS.map((kind) => [kind, kills.filter((k) => k.trigger.kind === kind).length]))

@@ -27,11 +27,12 @@ beforeAll(() => {
   build = buildChildScripts(['test/sessions/crash'])
   dir = mkdtempSync(join(tmpdir(), 'rxagent-lease-'))
 }, 60_000)
+// Removing databases on a busy disk takes a while.
 afterAll(() => {
   killAllChildren()
   build?.remove()
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true })
-})
+}, 120_000)
 
 const start = (config: Omit<ChildConfig, 'executions'> & { readonly executions?: string }, onLine?: (line: ChildLine, child: ChildHandle) => void) =>
   startChild(build.script('test/sessions/crash/child.ts'), { executions: join(dir, 'executions.jsonl'), ...config }, onLine)
