@@ -90,6 +90,20 @@ describe('loading the installed package', () => {
     for (const entry of entries) expect(run.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
   })
 
+  it('the database stores load without their optional peers, and say what to install when opened', () => {
+    const script = `const { pgliteSessionStore } = await import('rxagent/pglite')
+const { postgresSessionStore } = await import('rxagent/postgres')
+for (const open of [() => pgliteSessionStore({ dataDir: 'unused' }), () => postgresSessionStore({ connectionString: 'postgresql://127.0.0.1:1/x' })]) {
+  console.log(await open().then(() => 'opened', (e) => e.message))
+}`
+    const run = node(['--input-type=module', '-e', script])
+    expect(run.stderr).toBe('')
+    expect(run.stdout).toBe(
+      'pgliteSessionStore needs the optional peer dependency @electric-sql/pglite: npm install @electric-sql/pglite\n' +
+        'postgresSessionStore needs the optional peer dependency pg: npm install pg\n',
+    )
+  })
+
   it("require('rxagent') works on Node 20.19+ (require of the ESM build)", () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = require(e); console.log(e, Object.keys(m).length) }
 const { agentLoop, defineTool } = require('rxagent'); console.log(typeof agentLoop, typeof defineTool)`

@@ -130,7 +130,11 @@ export interface SessionStore {
   /** One session, or `undefined`. */
   info(sessionId: string): Promise<SessionInfo | undefined>
   list(options?: SessionListOptions): Promise<readonly SessionInfo[]>
-  /** Deletes a session (its records and lease); `false` when there was none. */
+  /**
+   * Deletes a session (its records and lease); `false` when there was none.
+   * Tails of it stay open: a session created again under the id starts over
+   * at position 1, which a tail already past those positions does not see.
+   */
   delete(sessionId: string): Promise<boolean>
   /** Takes the lease for `ttlMs` if it is free, expired, or already `holder`'s (then renewed). */
   acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<LeaseOutcome>

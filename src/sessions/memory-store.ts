@@ -45,6 +45,8 @@ interface Session {
   lastPosition: number
   /** Oldest first; replaced (not mutated) by a compaction, so a replay in progress keeps its array. */
   records: SessionRecord[]
+  /** How many of `records` are stream records (a compaction without any copies nothing). */
+  streams: number
 }
 
 /** A new, empty store in memory (see the module comment). */
@@ -100,14 +102,20 @@ class MemoryStore implements MemorySessionStore {
       if (refused !== undefined) throw refused
     }
     if (plan.records.length === 0) return { lastPosition: session?.lastPosition ?? 0, length: actual }
-    const target: Session = session ?? { agentId: plan.agentId!, createdAt: now, updatedAt: now, length: 0, lastPosition: 0, records: [] }
+    const target: Session = session ?? { agentId: plan.agentId!, createdAt: now, updatedAt: now, length: 0, lastPosition: 0, records: [], streams: 0 }
     // Decoded above; stored as a database would return it.
     const added = plan.records.map((record) => {
       const { at, body } = JSON.parse(JSON.stringify(record)) as { at: unknown; body: unknown }
       return decodeStored(entry, sessionId, ++target.lastPosition, at, body)
     })
-    if (plan.compact) target.records = target.records.filter((r) => r.body.type !== 'stream')
-    target.records.push(...added)
+    if (plan.compact && target.streams > 0) {
+      target.records = target.records.filter((r) => r.body.type !== 'stream')
+      target.streams = 0
+    }
+    for (const record of added) {
+      target.records.push(record)
+      if (record.body.type === 'stream') target.streams++
+    }
     target.length = plan.length
     target.updatedAt = now
     if (session === undefined) this.sessions.set(sessionId, target)

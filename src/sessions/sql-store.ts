@@ -26,7 +26,7 @@ import {
   type SessionStore,
 } from '../agent/session-store.js'
 import { SessionStoreClosedError, fenceError } from './errors.js'
-import type { SqlDriver, SqlNames } from './sql/driver.js'
+import type { SqlDriver, SqlNames, SqlResult } from './sql/driver.js'
 import { CLOCK } from './sql/migrations.js'
 import { SqlTails } from './sql/tails.js'
 import { checkId, checkListOptions, checkReadOptions, checkTtl, decodeStored, planAppend } from './validate.js'
@@ -107,6 +107,11 @@ class SqlStore implements SqlSessionStore {
     return entry
   }
 
+  /** A query, tracked (see `inflight`). */
+  private query<R>(text: string, params: readonly unknown[]): Promise<SqlResult<R>> {
+    return this.track(this.driver.query<R>(text, params))
+  }
+
   /** `work`, tracked until it settles (see `inflight`). */
   private track<T>(work: Promise<T>): Promise<T> {
     this.inflight.add(work)
@@ -182,13 +187,13 @@ class SqlStore implements SqlSessionStore {
 
   async info(sessionId: string): Promise<SessionInfo | undefined> {
     checkId(this.check('info'), 'sessionId', sessionId)
-    const { rows } = await this.driver.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.n.sessions} WHERE session_id = $1`, [sessionId])
+    const { rows } = await this.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.n.sessions} WHERE session_id = $1`, [sessionId])
     return rows[0] === undefined ? undefined : infoOf(rows[0])
   }
 
   async list(options?: SessionListOptions): Promise<readonly SessionInfo[]> {
     const { prefix, updatedBefore, limit } = checkListOptions(this.check('list'), options)
-    const { rows } = await this.driver.query<SessionRow>(
+    const { rows } = await this.query<SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM ${this.n.sessions}
        WHERE ($1::text IS NULL OR starts_with(session_id, $1::text)) AND ($2::float8 IS NULL OR updated_at < $2::float8)
        ORDER BY updated_at DESC, session_id LIMIT $3`,
@@ -215,7 +220,7 @@ class SqlStore implements SqlSessionStore {
     checkTtl(entry, ttlMs)
     const n = this.n
     for (;;) {
-      const taken = await this.driver.query<{ holder: string; expires_at: number }>(
+      const taken = await this.query<{ holder: string; expires_at: number }>(
         `INSERT INTO ${n.leases} AS l (session_id, holder, expires_at) VALUES ($1, $2, ${CLOCK} + $3::float8)
          ON CONFLICT (session_id) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
          WHERE l.holder = EXCLUDED.holder OR l.expires_at <= ${CLOCK}
@@ -224,7 +229,7 @@ class SqlStore implements SqlSessionStore {
       )
       const mine = taken.rows[0]
       if (mine !== undefined) return { acquired: true, lease: leaseOf(sessionId, mine) }
-      const { rows } = await this.driver.query<{ holder: string; expires_at: number }>(`SELECT holder, expires_at FROM ${n.leases} WHERE session_id = $1`, [sessionId])
+      const { rows } = await this.query<{ holder: string; expires_at: number }>(`SELECT holder, expires_at FROM ${n.leases} WHERE session_id = $1`, [sessionId])
       // Released between the two statements: ask again.
       if (rows[0] !== undefined) return { acquired: false, heldBy: leaseOf(sessionId, rows[0]) }
     }
@@ -234,7 +239,7 @@ class SqlStore implements SqlSessionStore {
     const entry = this.check('releaseLease')
     checkId(entry, 'sessionId', sessionId)
     checkId(entry, 'holder', holder)
-    const { rows } = await this.driver.query(`DELETE FROM ${this.n.leases} WHERE session_id = $1 AND holder = $2 RETURNING 1 AS released`, [sessionId, holder])
+    const { rows } = await this.query(`DELETE FROM ${this.n.leases} WHERE session_id = $1 AND holder = $2 RETURNING 1 AS released`, [sessionId, holder])
     return rows.length > 0
   }
 
