@@ -48,7 +48,7 @@ const kb = (v, runs) => (v === undefined ? undefined : { ...v, median: v.median 
 const k = (n) => (n >= 1000 ? `${n / 1000}k` : String(n))
 
 /** Builds the three tables (in-process, AGENT, WIRE) and checks the targets on this run's numbers. */
-export function report({ results, sizesOf, runtimes, wire, smoke, scenarios, partial = false }) {
+export function report({ results, sizesOf, runtimes, wire, mcp = { skipped: 'not run.' }, smoke, scenarios, partial = false }) {
   const get = (scenario, size, runtime, metric) => results[scenario]?.[size]?.[runtime]?.[metric]
   const pair = (scenario, size, runtime, wall, cpu) => both(get(scenario, size, runtime, wall), get(scenario, size, runtime, cpu))
 
@@ -147,8 +147,31 @@ export function report({ results, sizesOf, runtimes, wire, smoke, scenarios, par
         partial,
       )
 
+  // --- MCP: one tool call over a local stdio MCP server vs in process (helper worker bench/mcp/worker.mjs). ---
+  const m = results.mcp
+  const mcpTable = mcp.skipped
+    ? partial
+      ? ''
+      : `MCP row skipped: ${mcp.skipped}`
+    : table(
+        [
+          {
+            name: `MCP tool call, local stdio server (${mcp.calls} sequential calls)`,
+            unit: 'ms/call, wall / CPU',
+            digits: 3,
+            values: { mcp: both(m?.['mcp.msPerCall'], m?.['mcp.cpuMsPerCall']), inproc: both(m?.['inproc.msPerCall'], m?.['inproc.cpuMsPerCall']) },
+          },
+        ],
+        [
+          ['mcp', 'over MCP (client side)'],
+          ['inproc', 'same tool in process'],
+        ],
+        [['inproc', 'MCP/in process']],
+        partial,
+      )
+
   const checked = smoke ? [] : targets({ get, sizesOf, runtimes, results })
-  return { tables: [main, agentTable, wireTable].filter((t) => t !== ''), targets: partial ? checked.filter((t) => t.ok !== null) : checked }
+  return { tables: [main, agentTable, wireTable, mcpTable].filter((t) => t !== ''), targets: partial ? checked.filter((t) => t.ok !== null) : checked }
 }
 
 /** Issue 13's and issue 14's targets, checked on this run's numbers (medians over the rounds; wall time unless said). */

@@ -2,6 +2,7 @@
 //   npm run bench            (the whole suite; writes bench/results/latest.json and the README tables)
 //   node bench/run.mjs --smoke   (every scenario at a tiny size, one round; no files written)
 //   node bench/run.mjs --only=text,agent-text,cold,wire   (those scenarios at full size; no files written)
+//   node bench/run.mjs --only=mcp   (the MCP row alone: a tool call over a local stdio MCP server)
 //
 // For each scenario × size, R rounds; a round runs every runtime once, each in a fresh process, in
 // rotating order (round 2 starts with the second runtime, …), so that every ratio comes from one
@@ -131,6 +132,20 @@ else {
   if (reasons.size > 0) wire.notes = [...reasons]
 }
 
+// --- MCP: a tool call over a local stdio MCP server vs the same tool in process (bench/mcp/). ---
+
+const mcp = { calls: smoke ? 5 : 200 }
+if (!wanted('mcp')) mcp.skipped = 'not asked for (--only).'
+else {
+  const started = performance.now()
+  const rounds = smoke ? 1 : 3
+  const summaries = Array.from({ length: rounds }, () =>
+    spawnJson(join('mcp', 'worker.mjs'), [String(mcp.calls), String(smoke ? 1 : 5), ...(smoke ? ['smoke'] : [])], 'mcp').summary,
+  )
+  results.mcp = combine(summaries)
+  process.stderr.write(`mcp      ${mcp.calls} calls × ${rounds} processes ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s   (${elapsed()})\n`)
+}
+
 // --- COLD: import time in a fresh process, and the runtime dependency closure. ---
 
 const importTargets = {
@@ -198,7 +213,7 @@ for (const [runtime, target] of Object.entries(wanted('cold') ? importTargets : 
 
 // --- The tables and the targets. ---
 
-const { tables, targets } = report({ results, sizesOf, runtimes, wire, smoke, scenarios, partial: only !== undefined })
+const { tables, targets } = report({ results, sizesOf, runtimes, wire, mcp, smoke, scenarios, partial: only !== undefined })
 const notes = wire.notes?.map((n) => `WIRE skipped: ${n}`) ?? []
 const table = [...tables, ...notes].join('\n\n')
 const targetLines = targets.map((t) => `- ${t.ok === null ? '➖' : t.ok ? '✅' : '❌'} ${t.name}: ${t.detail}`).join('\n')

@@ -238,12 +238,19 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
           ...(options.approvalRequired === undefined ? {} : { approvalRequired: options.approvalRequired }),
         }
         const observer = linked<AgentEvent>(subscriber, { next: (event) => subscriber.next(event), complete: conclude })
+        // Nobody to ask: planning is synchronous, no Observable per call, unless some tool decodes asynchronously.
+        let decoding: (Planned | Promise<Planned>)[] | undefined
         if (context.preDispatch.length === 0 && context.approveTool === undefined) {
-          // Nobody to ask: planning is synchronous, no Observable per call.
-          allowed.forEach((call, index) => planned.push(planWithoutAsking(call, index, context)!))
-          overCap()
-          run$().subscribe(observer)
-          return
+          for (let index = 0; index < allowed.length; index++) {
+            const plan = planWithoutAsking(allowed[index]!, index, context)!
+            if (decoding === undefined && !(plan instanceof Promise)) planned.push(plan)
+            else (decoding ??= planned.splice(0)).push(plan)
+          }
+          if (decoding === undefined) {
+            overCap()
+            run$().subscribe(observer)
+            return
+          }
         }
         // The approval request still waiting for its decision, if any.
         let asking: AgentEvent | undefined
@@ -268,8 +275,10 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
             ? undefined
             : new Observable<void>((o) => (cancelled === 'abort' ? o.next() : cancel$.subscribe(() => cancelled === 'abort' && o.next())))
         concat(
-          from(allowed).pipe(
-            concatMap((call, index) => planCall(call, index, context)),
+          (decoding === undefined
+            ? from(allowed).pipe(concatMap((call, index) => planCall(call, index, context)))
+            : from(decoding).pipe(concatMap((plan) => (plan instanceof Promise ? from(plan) : of(plan))))
+          ).pipe(
             untilAborted<Planned | AgentEvent>(aborted$, abortPlanning),
             mergeMap((item): Observable<AgentEvent> => {
               if (isPlanned(item)) return (planned.push(item), EMPTY)

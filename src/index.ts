@@ -4,7 +4,8 @@
  * - Data model: io-ts codecs for content, messages, usage, models, stream
  *   chunks, events; static types derived from them.
  * - `agentLoop` / `agentLoopContinue`: a run as a cold Observable of events.
- * - `defineTool`: tools with io-ts parameters and derived JSON Schema.
+ * - `defineTool`: tools whose parameters (io-ts, a Standard Schema such as
+ *   Zod, or JSON Schema) give both the JSON Schema and the argument decoder.
  * - Policies and approval: the loop's four policy slots and the approval gate.
  *
  * Stages live in `rxagent/operators`; the test kit in `rxagent/marbles`.
@@ -101,6 +102,8 @@ export {
   type ToolReturn,
   type ToolExecuteContext,
   type AgentTool,
+  type SyncDecodingTool,
+  type ToolDecodeResult,
   toolSchemaOf,
 } from './types/tool.js'
 export { StreamOptions, LlmRequest, type StreamFn } from './types/request.js'
@@ -144,7 +147,15 @@ export {
   type Policies,
 } from './policy/policy.js'
 export { type ApprovalDecision, type ApprovalRequest, type ApproveTool, Approval } from './policy/approval.js'
-export { defineTool, toolResult, type ToolDefinition } from './tools/define-tool.js'
+export {
+  defineTool,
+  toolResult,
+  type ToolDefinition,
+  type StandardToolDefinition,
+  type JsonSchemaToolDefinition,
+  type JsonSchemaParameters,
+} from './tools/define-tool.js'
+export type { StandardToolSchema, StandardSchemaV1, StandardJSONSchemaV1 } from './tools/standard-schema.js'
 export { withDescription, toJsonSchema } from './tools/json-schema.js'
 export { runTool, type ToolRunEvent, type RunToolOptions } from './tools/run-tool.js'
 export {

@@ -289,11 +289,15 @@ describe('accumulateMessage: tool calls', () => {
       })
     })
     expect(updates(seen).map((u) => u.contentIndex)).toEqual([0, 1, 0, 1, 1, 0, 1, 0])
-    // Mid-stream, before its end, a call holds its raw fragments.
+    // Mid-stream, before its end, a call holds its raw fragments, and its arguments parsed from them so far.
     const beforeEnds = updates(seen)[5]!.message
     expect(beforeEnds.content).toEqual([
-      { type: 'toolCall', id: 'a', name: 'fa', arguments: {}, partialJson: '{"x":[1,2]}' },
-      { type: 'toolCall', id: 'b', name: 'fb', arguments: {}, partialJson: '{"y":"z"}' },
+      { type: 'toolCall', id: 'a', name: 'fa', arguments: { x: [1, 2] }, partialJson: '{"x":[1,2]}' },
+      { type: 'toolCall', id: 'b', name: 'fb', arguments: { y: 'z' }, partialJson: '{"y":"z"}' },
+    ])
+    expect(updates(seen)[3]!.message.content).toEqual([
+      { type: 'toolCall', id: 'a', name: 'fa', arguments: {}, partialJson: '{"x":' },
+      { type: 'toolCall', id: 'b', name: 'fb', arguments: { y: '' }, partialJson: '{"y":"' },
     ])
     const end = endOf(seen)
     expect(end.stopReason).toBe('toolUse')

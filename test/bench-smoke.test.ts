@@ -26,6 +26,7 @@ describe('npm run bench, at a tiny size', () => {
     expect(out).toMatch(new RegExp(String.raw`\| AGENT restored 200 msgs, one short run \| ms/run, wall / CPU \|${wallCpu}`))
     if (existsSync('bench/wire/worker.mjs')) expect(out).toMatch(/\| WIRE Anthropic text/)
     else expect(out).toContain('WIRE rows skipped: bench/wire/worker.mjs does not exist')
+    expect(out).toMatch(new RegExp(String.raw`\| MCP tool call, local stdio server \(5 sequential calls\) \| ms/call, wall / CPU \| \d+\.\d+ / \d+\.\d+ \| \d+\.\d+ / \d+\.\d+ \|`))
     expect(out).toContain('smoke run: every scenario ran and produced the expected result.')
   }, 120_000)
 })

@@ -255,8 +255,8 @@ const rows: readonly Row[] = [
   },
   {
     callback: 'tool decodeArguments',
-    shapes: syncOnly,
-    where: { toolResult: /decodeArguments threw: boom/ },
+    shapes: syncOrPromise,
+    where: { toolResult: /decodeArguments (threw|failed): boom/ },
     run: (shape) => runLoop(toolThenText, [{ ...addTool, decodeArguments: failing(shape) }], {}),
   },
   // A listenerError event; the run goes on.

@@ -289,7 +289,7 @@ describe('defineTool: the definition is decoded', () => {
   it.each([
     ['no name', { description: 'd', parameters: t.type({}), execute: noop }, /^defineTool: invalid tool definition at name: expected ToolName, got undefined \(missing\)/],
     ['an execute that is not a function', { name: 'x', description: 'd', parameters: t.type({}), execute: 'run' }, /^defineTool: invalid tool definition at execute: expected Function, got "run"/],
-    ['parameters that are not a codec', { name: 'x', description: 'd', parameters: { type: 'object' }, execute: noop }, /^defineTool: invalid tool definition at parameters: expected an io-ts codec, got an object/],
+    ['parameters of no known kind', { name: 'x', description: 'd', parameters: new Date(0), execute: noop }, /^defineTool: invalid tool definition at parameters: expected an io-ts codec, a Standard Schema or a JSON Schema object, got an instance of Date/],
     ['a negative timeout', { name: 'x', description: 'd', parameters: t.type({}), execute: noop, timeoutMs: -1 }, /^defineTool: invalid tool definition at timeoutMs: expected NonNegativeNumber, got -1/],
     ['no description', { name: 'x', parameters: t.type({}), execute: noop }, /^defineTool: invalid tool definition at description: expected string, got undefined/],
   ])('rejects %s, naming the field', (_, def, message) => {

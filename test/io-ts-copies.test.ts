@@ -127,9 +127,9 @@ describe('codecs from a second copy of io-ts', () => {
   })
 
   it('parameters that are not an io-ts codec at all say so', () => {
-    const parameters = { type: 'object', properties: {} } as unknown as ours.Mixed
+    const parameters = [{ type: 'object', properties: {} }] as unknown as ours.Mixed
     expect(() => defineTool({ name: 'raw', description: 'Raw', parameters, execute: () => 'ok' })).toThrow(
-      'defineTool: invalid tool definition at parameters: expected an io-ts codec, got an object',
+      'defineTool: invalid tool definition at parameters: expected an io-ts codec, a Standard Schema or a JSON Schema object, got an array of 1',
     )
   })
 

@@ -54,7 +54,7 @@ const node = (args: string[]) => spawnSync(process.execPath, args, { cwd: app, e
 describe('npm pack', () => {
   it('ships the build, the license and the sources the maps point at, and no tests', () => {
     const files = packed.files.map((file) => file.path)
-    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions']) {
+    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions', 'src/mcp']) {
       expect(files).toContain(`dist/${entry}/index.js`)
       expect(files).toContain(`dist/${entry}/index.d.ts`)
     }
@@ -80,7 +80,7 @@ describe('npm pack', () => {
 })
 
 describe('loading the installed package', () => {
-  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/pglite', 'rxagent/postgres']
+  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/pglite', 'rxagent/postgres', 'rxagent/mcp']
 
   it('imports every entry point as ESM', () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`
@@ -104,6 +104,13 @@ for (const open of [() => pgliteSessionStore({ dataDir: 'unused' }), () => postg
     )
   })
 
+  it('rxagent/mcp without the MCP SDK installed: loads, and says which package to install when used', () => {
+    const script = `const { connectMcp } = await import('rxagent/mcp'); await connectMcp({ servers: {} }).then(() => console.log('connected'), (e) => console.log(e.message))`
+    const run = node(['--input-type=module', '-e', script])
+    expect(run.stderr).toBe('')
+    expect(run.stdout).toMatch(/^connectMcp needs the optional peer dependency @modelcontextprotocol\/client: npm install @modelcontextprotocol\/client$/m)
+  })
+
   it("require('rxagent') works on Node 20.19+ (require of the ESM build)", () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = require(e); console.log(e, Object.keys(m).length) }
 const { agentLoop, defineTool } = require('rxagent'); console.log(typeof agentLoop, typeof defineTool)`
@@ -112,5 +119,25 @@ const { agentLoop, defineTool } = require('rxagent'); console.log(typeof agentLo
     expect(run.status).toBe(0)
     for (const entry of entries) expect(run.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
     expect(run.stdout).toMatch(/^function function$/m)
+  })
+})
+
+describe('the optional-peer entries', () => {
+  it('rxagent/otel and rxagent/ag-ui load beside their peer (@opentelemetry/api, @ag-ui/core), ESM and require', () => {
+    // Another app, so that the peers do not leak into the checks above (the core entries load without them).
+    const withPeers = join(dir, 'app-with-peers')
+    mkdirSync(join(withPeers, 'node_modules', '@opentelemetry'), { recursive: true })
+    mkdirSync(join(withPeers, 'node_modules', '@ag-ui'), { recursive: true })
+    symlinkSync(installed, join(withPeers, 'node_modules', 'rxagent'), 'dir')
+    for (const dependency of ['rxjs', 'tslib', 'io-ts', 'fp-ts', 'immer', 'eventsource-parser', 'partial-json', '@opentelemetry/api', '@ag-ui/core']) {
+      symlinkSync(join(root, 'node_modules', dependency), join(withPeers, 'node_modules', dependency), 'dir')
+    }
+    const entries = ['rxagent/otel', 'rxagent/ag-ui']
+    const esm = spawnSync(process.execPath, ['--preserve-symlinks', '--input-type=module', '-e', `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`], { cwd: withPeers, encoding: 'utf8' })
+    expect(esm.stderr).toBe('')
+    for (const entry of entries) expect(esm.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
+    const cjs = spawnSync(process.execPath, ['--preserve-symlinks', '-e', `for (const e of ${JSON.stringify(entries)}) console.log(e, Object.keys(require(e)).length)`], { cwd: withPeers, encoding: 'utf8' })
+    expect(cjs.status).toBe(0)
+    for (const entry of entries) expect(cjs.stdout).toMatch(new RegExp(`^${entry} [1-9]\\d*$`, 'm'))
   })
 })

@@ -19,9 +19,12 @@ const entries = {
   'rxagent/operators': 'operators/index.ts',
   'rxagent/marbles': 'marbles/index.ts',
   'rxagent/providers': 'src/providers/index.ts',
+  'rxagent/otel': 'src/otel/index.ts',
+  'rxagent/ag-ui': 'src/ag-ui/index.ts',
   'rxagent/sessions': 'src/sessions/index.ts',
   'rxagent/pglite': 'src/sessions/pglite-store.ts',
   'rxagent/postgres': 'src/sessions/postgres-store.ts',
+  'rxagent/mcp': 'src/mcp/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -60,12 +63,16 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'AgentContext', 'AgentLoopConfig', 'AgentOptions', 'AgentRun', 'AgentState', 'AgentTool', 'ApprovalDecision',
       'ApprovalMode', 'ApprovalRequest', 'ApproveTool', 'AssistantStreamEvent', 'BudgetLimits', 'CallOptions',
       'CheckpointInfo', 'CheckpointStore', 'CompactionReport', 'CustomMessageKind', 'CustomMessageOf',
-      'DecodeIssue', 'DenyRule', 'EstimateTokens', 'LoopDetectionOptions', 'LoopStop', 'MessageSource',
+      'DecodeIssue', 'DenyRule', 'EstimateTokens',
+      'JsonSchemaParameters', 'JsonSchemaToolDefinition',
+      'LoopDetectionOptions', 'LoopStop', 'MessageSource',
       'MetricsCollector', 'PendingApproval', 'Policies', 'Policy', 'PolicyVerdict', 'PostLoopPolicy', 'PostLoopView', 'PostTurnPolicy',
       'PostTurnView', 'PreDispatchPolicy', 'PreDispatchVerdict', 'PreDispatchView', 'PreTurnPolicy', 'PreTurnView',
       'PromptInput', 'QueueMode', 'RegisteredKind', 'RepairedTranscript', 'RestoreOptions', 'RunToolOptions', 'RunView',
-      'SlidingWindow', 'SlidingWindowOptions', 'StreamFn', 'StructuredOptions', 'StructuredRun',
-      'SubAgentToolOptions', 'ToolDefinition', 'ToolExecuteContext', 'ToolReturn', 'ToolRunEvent',
+      'SlidingWindow', 'SlidingWindowOptions',
+      'StandardJSONSchemaV1', 'StandardSchemaV1', 'StandardToolDefinition', 'StandardToolSchema',
+      'StreamFn', 'StructuredOptions', 'StructuredRun',
+      'SubAgentToolOptions', 'SyncDecodingTool', 'ToolDecodeResult', 'ToolDefinition', 'ToolExecuteContext', 'ToolReturn', 'ToolRunEvent',
       'TranscriptRepair', 'TurnItem', 'TurnOperator', 'TurnStages', 'TurnState', 'WindowInfo', 'WindowResult',
       // Durable sessions.
       'AgentOpenOptions', 'LeaseOutcome', 'SessionAppend', 'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionLeaseOptions',
@@ -110,6 +117,17 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'WireDecoder', 'WireProtocol',
     ],
   },
+  'rxagent/otel': {
+    values: ['ABORTED', 'ATTR', 'EVENT', 'INSTRUMENTATION_NAME', 'METRIC', 'OPERATION', 'TOKEN_TYPE', 'TOOL_ERROR', 'finishReason', 'otelForwarder', 'semconvMessage', 'traceRun'],
+    types: ['OtelOptions', 'SemconvMessage'],
+  },
+  'rxagent/ag-ui': {
+    values: [
+      'AgUiMessage', 'AgUiTool', 'CLIENT_TOOLS_POLICY', 'PENDING_ON_CLIENT', 'RunAgentInputCodec', 'agUiHandler', 'agentRunner',
+      'clientTools', 'clientToolsPolicy', 'decodeRunAgentInput', 'latestRun', 'loopRunner', 'runAgUi', 'sessionRunToAgUi', 'sseFrame', 'toAgUi',
+    ],
+    types: ['AgUiHandlerOptions', 'AgUiRun', 'AgUiRunFactory', 'AgUiRunInput', 'PositionedAgUiEvent', 'RunAgUiOptions', 'RunAgentInputData', 'RunEvents', 'RunProgress', 'ToAgUiOptions'],
+  },
   'rxagent/sessions': {
     values: [
       'SessionConflictError', 'SessionLeaseError', 'SessionRecord', 'SessionRecordBody', 'SessionStoreClosedError',
@@ -127,6 +145,13 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
   'rxagent/postgres': {
     values: ['SCHEMA_VERSION', 'SessionSchemaError', 'postgresSessionStore'],
     types: ['PostgresSessionStoreOptions', 'SqlLocation', 'SqlSessionStore'],
+  },
+  'rxagent/mcp': {
+    values: [
+      'McpClientOptions', 'McpHttpServer', 'McpServerConfig', 'McpStdioServer', 'connectMcp', 'mcpTools', 'serveMcp',
+      'syncMcpTools', 'toolNameFor',
+    ],
+    types: ['McpConnection', 'McpServeTransport', 'McpServing', 'McpToolDetails', 'ServableAgent', 'ServeMcpOptions', 'ServedAgent', 'ToolsTarget'],
   },
 }
 

@@ -186,15 +186,25 @@ export abstract class AgentCore {
     if (this.runs.current !== undefined || !this.state.pendingApprovals.some((p) => p.toolCallId === toolCallId)) return false
     const decided = normalized(decodeInput(ApprovalDecisionCodec, decision, 'Agent.resolveApproval', 'decision'))
     this.store.append({ type: 'approvalDecided', toolCallId, decision: decided, by: 'resolveApproval' })
-    this.approvals.predecide(toolCallId, decided)
-    if (this.state.pendingApprovals.length === 0) this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
+    if (this.state.pendingApprovals.length > 0) return true
+    // Every decision the suspended run logged (some maybe by a process that stopped since), for its gate.
+    const log = this.store.log
+    for (let i = log.length - 1; i >= 0 && log[i]!.type !== 'runStart'; i--) {
+      const entry = log[i]!
+      if (entry.type === 'approvalDecided') this.approvals.predecide(entry.toolCallId, entry.decision)
+    }
+    this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
     return true
   }
 
-  /** Gives a suspended run up: its unanswered calls get error results. */
+  /** Gives a suspended run up: its unanswered calls get error results (logged, unless the session can no longer be written: then it stays in the log for the next opener). */
   protected abortSuspended(): void {
     if (this.runs.current !== undefined || this.state.pendingApprovals.length === 0) return
-    this.writable()
+    try {
+      this.writable()
+    } catch {
+      return
+    }
     this.store.append(SUSPENDED_ABORTED)
   }
 

@@ -40,11 +40,13 @@ export class SessionClosedError extends Error {
  * made by `Agent.open`.
  */
 export class AgentSession {
-  /** The committed log length as it grows; replays the current value. */
+  /** The committed log length as it grows; replays the current value, completes when the session is closed. */
   readonly durable$: Observable<number>
   private closing: Promise<void> | undefined
   private renewal: Subscription | undefined
   private failure: Error | undefined
+  /** The lease was given up (by `close`): no more renewals. */
+  private released = false
 
   /** @internal built by `Agent.open`. */
   constructor(
@@ -110,10 +112,11 @@ export class AgentSession {
   }
 
   private renew(): void {
-    if (this.failure !== undefined || this.closing !== undefined) return
+    // Renewed while `close` still flushes: an abort that takes long must not lose the lease.
+    if (this.failure !== undefined || this.released) return
     this.store.acquireLease(this.sessionId, this.holder, this.ttlMs).then(
       (outcome) => {
-        if (!outcome.acquired && this.closing === undefined) {
+        if (!outcome.acquired && !this.released) {
           this.failed(new SessionLeaseError(this.sessionId, outcome.heldBy, `session '${this.sessionId}' (${this.store.kind} store): the lease was lost to '${outcome.heldBy.holder}'`))
         }
       },
@@ -136,7 +139,9 @@ export class AgentSession {
     try {
       await this.flush()
     } finally {
+      this.released = true
       this.renewal?.unsubscribe()
+      this.writer.complete()
       try {
         await this.store.releaseLease(this.sessionId, this.holder)
       } catch {

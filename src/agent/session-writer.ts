@@ -9,10 +9,13 @@
  * The per-delta path is a type test and a string concatenation: no record,
  * no Promise, no clock read. A batch with a log entry is sent from a
  * microtask (what a synchronous burst logs goes in one append); a batch of
- * stream chunks alone waits {@link STREAM_LINGER_MS} on the scheduler
- * first, so that a model streaming slowly still costs one append per
- * linger, not one per delta (chunks are for resuming readers and crash
- * recovery; what is acknowledged is the log).
+ * stream chunks alone lingers on the scheduler first — at least
+ * {@link STREAM_LINGER_MS}, and {@link LINGER_PER_APPEND} times as long as
+ * the last append took (at most {@link MAX_STREAM_LINGER_MS}), so that
+ * streaming spends about a tenth of its time appending whatever the
+ * database costs, and a model streaming slowly costs one append per
+ * linger, not one per delta. (Chunks are for resuming readers and crash
+ * recovery; what is acknowledged is the log.)
  */
 import { BehaviorSubject, type Observable, type SchedulerLike, type Subscription } from 'rxjs'
 import { errorText } from '../types/codec.js'
@@ -46,8 +49,12 @@ export class SessionWriteError extends Error {
   }
 }
 
-/** How long a batch of stream chunks alone waits before it is sent (a log entry sends it at once). */
+/** How long a batch of stream chunks alone waits at least before it is sent (a log entry sends it at once). */
 export const STREAM_LINGER_MS = 50
+/** A batch of stream chunks alone waits this many times as long as the last append took. */
+export const LINGER_PER_APPEND = 8
+/** ... and at most this long. */
+export const MAX_STREAM_LINGER_MS = 1000
 
 type DeltaType = 'textDelta' | 'thinkingDelta' | 'toolUseArgsDelta'
 
@@ -79,6 +86,8 @@ export class SessionWriter {
   private lingering: Subscription | undefined
   /** Whether `batch` holds a log entry (then it is sent at once). */
   private urgent = false
+  /** How long a batch of stream chunks alone waits now (see the module comment). */
+  private linger = STREAM_LINGER_MS
   private accepting = true
   private failure: SessionWriteError | undefined
   private waiters: Waiter[] = []
@@ -160,6 +169,11 @@ export class SessionWriter {
     this.accepting = false
   }
 
+  /** Completes `durable$` (the session is closed). */
+  complete(): void {
+    this.durable$$.complete()
+  }
+
   private openDelta(type: DeltaType, text: string, id: string): void {
     this.endDelta()
     this.streamChunks()
@@ -205,7 +219,7 @@ export class SessionWriter {
       this.queued = true
       queueMicrotask(this.send)
     } else {
-      this.lingering ??= this.target.scheduler.schedule(this.send, STREAM_LINGER_MS)
+      this.lingering ??= this.target.scheduler.schedule(this.send, this.linger)
     }
   }
 
@@ -222,7 +236,8 @@ export class SessionWriter {
     const expectedSeq = this.committed
     const length = this.logged
     this.inFlight = true
-    const { store, sessionId, holder } = this.target
+    const { store, sessionId, holder, scheduler } = this.target
+    const started = scheduler.now()
     let appending: Promise<unknown>
     try {
       appending = store.append(sessionId, { expectedSeq, records, leaseHolder: holder })
@@ -232,6 +247,7 @@ export class SessionWriter {
     appending.then(
       () => {
         this.inFlight = false
+        this.linger = Math.min(MAX_STREAM_LINGER_MS, Math.max(STREAM_LINGER_MS, LINGER_PER_APPEND * (scheduler.now() - started)))
         this.committed = length
         this.committedBatch = batch
         this.durable$$.next(length)

@@ -9,12 +9,16 @@
  * previous read — and every untouched block is shared with that previous
  * snapshot. A snapshot read late (after later chunks) is still the snapshot
  * as of its own event, because events keep the log segment they belong to.
+ *
+ * A tool call still streaming has its arguments so far in a snapshot, parsed
+ * from its JSON text only when a snapshot's `arguments` are read (see
+ * `partial-arguments.ts`); its final arguments are parsed strictly at its end.
  */
 import { produce, type Draft } from 'immer'
 import type { ProviderChunk, ChunkStopReason, UsageChunk } from '../types/chunk.js'
 import type { MessageUpdateEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
-import type { AssistantContent } from '../types/content.js'
+import type { AssistantContent, ToolCallContent } from '../types/content.js'
 import type { Usage } from '../types/usage.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
@@ -23,6 +27,7 @@ import { costOf, emptyCost, emptyUsage, sumRecords, type Cost } from '../types/u
 import { addToRecord } from '../types/codec.js'
 import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 import { resident } from '../rx/resident.js'
+import { streamingToolCall } from './partial-arguments.js'
 
 /** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
 const stopReasonOf: Record<ChunkStopReason, StopReason> = {
@@ -138,7 +143,7 @@ function applyChunks(draft: Working, log: readonly MessageUpdate[], from: number
     const update = log[i]!
     const first = appendedText(update.chunk)
     if (first === undefined) {
-      applyChunk(draft, update.chunk, update.contentIndex, maxDepth)
+      applyChunk(draft, update.chunk, update.contentIndex, maxDepth, true)
       i++
       continue
     }
@@ -149,7 +154,7 @@ function applyChunks(draft: Working, log: readonly MessageUpdate[], from: number
       if (next.chunk.type !== update.chunk.type || next.contentIndex !== update.contentIndex) break
       joined += appendedText(next.chunk)!
     }
-    applyChunk(draft, j === i + 1 ? update.chunk : withText(update.chunk, joined), update.contentIndex, maxDepth)
+    applyChunk(draft, j === i + 1 ? update.chunk : withText(update.chunk, joined), update.contentIndex, maxDepth, true)
     i = j
   }
 }
@@ -158,8 +163,14 @@ function withText(chunk: ProviderChunk, text: string): ProviderChunk {
   return chunk.type === 'toolUseArgsDelta' ? { ...chunk, fragment: text } : { ...(chunk as { type: 'textDelta' | 'thinkingDelta' }), text }
 }
 
-/** Applies one logged chunk to a draft; the log holds only chunks that passed the contract. */
-function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: number): void {
+/**
+ * Applies one logged chunk to a draft; the log holds only chunks that passed
+ * the contract. `drafted`: `draft` is an immer draft of a snapshot, whose
+ * streaming tool calls are frozen blocks with a lazy `arguments` getter; such
+ * a block is replaced, never edited (immer would copy it, reading the getter).
+ * Otherwise it is the fold's own working copy, edited in place.
+ */
+function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: number, drafted: boolean): void {
   const content = draft.content
   switch (chunk.type) {
     case 'textDelta': {
@@ -191,7 +202,10 @@ function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: n
       return
     case 'toolUseArgsDelta': {
       const block = content[i]
-      if (block?.type === 'toolCall') block.partialJson = (block.partialJson ?? '') + chunk.fragment
+      if (block?.type !== 'toolCall') return
+      const partialJson = (block.partialJson ?? '') + chunk.fragment
+      if (drafted) content[i] = streamingToolCall(block.id, block.name, partialJson, maxDepth)
+      else block.partialJson = partialJson
       return
     }
     case 'toolUseEnd': {
@@ -201,8 +215,10 @@ function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: n
       const parsed = parseArguments(raw, maxDepth)
       // A new block rather than `delete block.partialJson`: deleting a property turns the
       // object into a slow dictionary in V8, and every later reader of the call pays for it.
-      if (parsed.ok) content[i] = { type: 'toolCall', id: block.id, name: block.name, arguments: parsed.value }
-      else block.parseError = parsed.error
+      // A failed call is a new block too: a snapshot's streaming block is not edited (see `drafted`).
+      content[i] = parsed.ok
+        ? { type: 'toolCall', id: block.id, name: block.name, arguments: parsed.value }
+        : { type: 'toolCall', id: block.id, name: block.name, arguments: noArguments, partialJson: raw, parseError: parsed.error }
       return
     }
     case 'usage':
@@ -288,7 +304,7 @@ class Head {
     const growing = this.growing[index]
     if (growing !== undefined && (chunk.type === 'textDelta' || chunk.type === 'thinkingDelta')) growing.append(chunk.text)
     else {
-      applyChunk(this.work, chunk, index, this.maxDepth)
+      applyChunk(this.work, chunk, index, this.maxDepth, false)
       if (chunk.type === 'textDelta' || chunk.type === 'thinkingDelta') this.growing[index] = new GrowingText(chunk.text)
     }
     if (chunk.type === 'usage') this.usageChanged = true
@@ -305,7 +321,7 @@ class Head {
         if (block.type === 'text') block.text = growing.value
         else if (block.type === 'thinking') block.thinking = growing.value
       }
-      this.frozen[i] = frozenBlock(block)
+      this.frozen[i] = frozenBlock(block, this.maxDepth)
     }
     this.changed.clear()
     if (this.usageChanged) {
@@ -382,12 +398,22 @@ function flattened(s: string): string {
 /**
  * A frozen copy of a working block. A shallow freeze is a deep one: tool-call
  * arguments are frozen already (the shared {@link noArguments} until they are
- * parsed, then by `freezeWithin` at parse time), extension data when its chunk
- * was accepted, and every other field is a string or a boolean.
+ * parsed, then by `freezeWithin` at parse time; a call still streaming parses
+ * and freezes its partial arguments when they are read), extension data when
+ * its chunk was accepted, and every other field is a string or a boolean.
  */
-function frozenBlock(block: Draft<AssistantContent>): AssistantContent {
+function frozenBlock(block: Draft<AssistantContent>, maxDepth: number): AssistantContent {
+  if (isStreamingCall(block)) return streamingToolCall(block.id, block.name, block.partialJson, maxDepth)
   return Object.freeze({ ...block } as AssistantContent)
 }
+
+/** A tool call whose arguments are still arriving: some JSON text, not yet ended. */
+const isStreamingCall = (block: Draft<AssistantContent> | AssistantContent): block is Draft<ToolCallContent> & { partialJson: string } =>
+  block.type === 'toolCall' && block.partialJson !== undefined && block.partialJson !== '' && block.parseError === undefined
+
+/** A call cut off before its end, as the final message holds it: its text, no arguments. */
+const cutOff = (block: AssistantContent): AssistantContent =>
+  isStreamingCall(block) ? Object.freeze({ type: 'toolCall', id: block.id, name: block.name, arguments: noArguments, partialJson: block.partialJson }) : block
 
 const frozenCost = (cost: Cost): Cost => Object.freeze({ ...cost, extra: Object.freeze(cost.extra) })
 
@@ -553,8 +579,9 @@ export class MessageFold {
 
   /**
    * The final message: the stop reason the stream gave, or `failure`'s.
-   * Tool calls that never ended keep their `partialJson`; cost is priced from
-   * the model's rates.
+   * Tool calls that never ended keep their `partialJson`, with no arguments
+   * (`{}`: only complete, strictly parsed arguments are final); cost is priced
+   * from the model's rates.
    */
   finish(failure?: FoldFailure): AssistantMessage {
     const stopReason: StopReason = failure?.reason ?? this.stopReason ?? 'error'
@@ -565,6 +592,7 @@ export class MessageFold {
     const usage = this.usageSeen && !this.totalSeen ? Object.freeze({ ...u, total: u.input + u.output + u.cacheRead + u.cacheWrite }) : u
     return Object.freeze({
       ...current,
+      content: current.content.some(isStreamingCall) ? Object.freeze(current.content.map(cutOff)) : current.content,
       stopReason,
       ...(errorMessage === undefined ? {} : { errorMessage }),
       ...(failure?.kind === undefined ? {} : { errorKind: failure.kind }),

@@ -5,15 +5,15 @@
  * plan: run the tool with decoded arguments, or answer at once with an error
  * text the model will read.
  */
-import { concat, concatMap, defer, Observable, of } from 'rxjs'
+import { concat, concatMap, defer, from, Observable, of } from 'rxjs'
 import { isLeft } from 'fp-ts/lib/Either.js'
 import { approvalOf, type ApproveTool } from '../policy/approval.js'
 import { verdictOf, type PreDispatchPolicy, type RunView } from '../policy/policy.js'
 import type { ToolCallContent } from '../types/content.js'
 import type { AgentEvent } from '../types/event.js'
-import type { AgentTool } from '../types/tool.js'
+import type { AgentTool, ToolDecodeResult } from '../types/tool.js'
 import type { LoopStop } from '../turn/turn-state.js'
-import { callUser, CallbackError } from '../rx/user-callback.js'
+import { callUser, CallbackError, isThenable } from '../rx/user-callback.js'
 import { sameJson } from './same-json.js'
 
 /** What becomes of one call: run it, or answer it at once with an error. */
@@ -81,25 +81,52 @@ function asksApprover(ctx: PlanContext, call: ToolCallContent, tool: AgentTool):
   return required instanceof CallbackError ? answer(call, `Tool call not executed: ${required.message}`) : required !== false
 }
 
-/** Decodes the arguments into a plan: run with them, or answer with what is wrong. */
-function decoded(call: ToolCallContent, tool: AgentTool, args: Record<string, unknown>): Plan {
-  const result = callUser('decodeArguments', () => tool.decodeArguments(args))
-  if (result instanceof CallbackError) return answer(call, `Invalid arguments for tool '${tool.name}': ${result.message}`)
+/** The plan for decoded arguments: run with them, or answer with what is wrong. */
+function planOf(call: ToolCallContent, tool: AgentTool, result: ToolDecodeResult<unknown>): Plan {
   if (isLeft(result)) return answer(call, `Invalid arguments for tool '${tool.name}':\n${result.left.map((l) => `  - ${l}`).join('\n')}`)
   return { kind: 'run', call, tool, args: result.right }
 }
 
 /**
+ * Decodes the arguments into a plan: run with them, or answer with what is
+ * wrong. Synchronous when the tool decodes synchronously (io-ts tools always
+ * do); a Promise, which never rejects, when its decoding is asynchronous.
+ */
+function decoded(call: ToolCallContent, tool: AgentTool, args: Record<string, unknown>): Plan | Promise<Plan> {
+  const result = callUser('decodeArguments', () => tool.decodeArguments(args))
+  if (result instanceof CallbackError) return answer(call, `Invalid arguments for tool '${tool.name}': ${result.message}`)
+  if (!isThenable(result)) return planOf(call, tool, result)
+  return Promise.resolve(result).then(
+    (settled) => planOf(call, tool, settled),
+    (error: unknown) => answer(call, `Invalid arguments for tool '${tool.name}': ${CallbackError.of('decodeArguments', 'failed', error).message}`),
+  )
+}
+
+/** A plan, or the Promise of one, as a {@link Planned}. */
+function plannedOf(plan: Plan | Promise<Plan>, index: number): Planned | Promise<Planned> {
+  return plan instanceof Promise ? plan.then((settled) => ({ kind: 'planned', index, plan: settled })) : { kind: 'planned', index, plan }
+}
+
+/** The decoded plan as an Observable, waiting for an asynchronous decode. */
+function decoded$(call: ToolCallContent, tool: AgentTool, args: Record<string, unknown>, index: number): Observable<Planned> {
+  return defer(() => {
+    const planned = plannedOf(decoded(call, tool, args), index)
+    return planned instanceof Promise ? from(planned) : of(planned)
+  })
+}
+
+/**
  * The plan, when nobody needs to be asked (no pre-dispatch policy, no
  * approver, or the call cannot run anyway): the common case, decided
- * synchronously without any Observable. `undefined` when policies or the
- * approver must be consulted.
+ * synchronously without any Observable — or a Promise of it, never rejected,
+ * when the tool's arguments decode asynchronously. `undefined` when policies
+ * or the approver must be consulted.
  */
-export function planWithoutAsking(call: ToolCallContent, index: number, ctx: PlanContext): Planned | undefined {
+export function planWithoutAsking(call: ToolCallContent, index: number, ctx: PlanContext): Planned | Promise<Planned> | undefined {
   const first = firstChecks(call, ctx)
   if ('plan' in first) return { kind: 'planned', index, plan: first.plan }
   if (ctx.preDispatch.length > 0 || first.asks) return undefined
-  return { kind: 'planned', index, plan: decoded(call, first.tool, call.arguments) }
+  return plannedOf(decoded(call, first.tool, call.arguments), index)
 }
 
 /**
@@ -152,13 +179,12 @@ export function planCall(call: ToolCallContent, index: number, ctx: PlanContext)
   const first = firstChecks(call, ctx)
   if ('plan' in first) return done(first.plan)
   const { tool, asks } = first
-  if (ctx.preDispatch.length === 0 && !asks) return done(decoded(call, tool, call.arguments))
+  if (ctx.preDispatch.length === 0 && !asks) return decoded$(call, tool, call.arguments, index)
   let rewrites = 0
   // What the approver approved or produced: it is not asked again about the same arguments.
   let approved: Record<string, unknown> | undefined
 
-  const decodeArgs = (args: Record<string, unknown>): Observable<Planned> =>
-    defer(() => of({ kind: 'planned' as const, index, plan: decoded(call, tool, args) }))
+  const decodeArgs = (args: Record<string, unknown>): Observable<Planned> => decoded$(call, tool, args, index)
 
   /** `by` rewrote the arguments to `args`: a new pass over the policies, unless the rewrites do not settle. */
   const rewritten = (args: Record<string, unknown>, by: string): Observable<Planned | AgentEvent> => {

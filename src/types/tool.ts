@@ -19,6 +19,9 @@ export type ToolSchema = t.TypeOf<typeof ToolSchema>
 /** What `execute` may return: a final value, a Promise of it, or an Observable whose last value is the result. */
 export type ToolReturn = ToolOutput | string | PromiseLike<ToolOutput | string> | Observable<ToolOutput | string>
 
+/** What decoding a call's arguments gives: `Right` with the arguments `execute` receives, or `Left` with each problem in words. */
+export type ToolDecodeResult<Args> = Either<readonly string[], Args>
+
 /** What `execute` is given besides its decoded arguments. */
 export interface ToolExecuteContext {
   /** The id of the tool call being answered. */
@@ -29,15 +32,21 @@ export interface ToolExecuteContext {
 
 /**
  * A tool the loop can run. Build one with `defineTool`, which derives
- * `schema` from an io-ts codec and decodes arguments before `execute`.
+ * `schema` from the parameters (an io-ts codec, a Standard Schema, or a JSON
+ * Schema) and decodes arguments before `execute`.
  */
 export interface AgentTool<Args = unknown> {
   readonly name: string
   readonly description: string
   /** JSON Schema of the parameters, sent to providers. */
   readonly schema: JsonObject
-  /** Decodes raw arguments: `Right` with the exact arguments (unknown keys stripped), or `Left` with each problem in words. */
-  readonly decodeArguments: (raw: unknown) => Either<readonly string[], Args>
+  /**
+   * Decodes raw arguments: `Right` with the arguments `execute` receives, or
+   * `Left` with each problem in words (the model reads them). A Promise of
+   * either when validation is asynchronous (an async Standard Schema, a JSON
+   * Schema tool called before its validator has loaded).
+   */
+  readonly decodeArguments: (raw: unknown) => ToolDecodeResult<Args> | PromiseLike<ToolDecodeResult<Args>>
   /**
    * Runs the tool. A thrown error, a rejected Promise or an erroring Observable
    * becomes an error result the model sees; the loop goes on.
@@ -51,6 +60,12 @@ export interface AgentTool<Args = unknown> {
   readonly needsApproval?: boolean
   /** A short human label for UIs. */
   readonly label?: string
+}
+
+/** A tool whose arguments decode synchronously, as every tool with io-ts parameters does. */
+export interface SyncDecodingTool<Args = unknown> extends AgentTool<Args> {
+  /** Decodes raw arguments: `Right` with the exact arguments (unknown keys stripped), or `Left` with each problem in words. */
+  readonly decodeArguments: (raw: unknown) => ToolDecodeResult<Args>
 }
 
 /** The schema a provider needs for `tool`. */

@@ -77,6 +77,37 @@ describe.each(storeKinds)('approvals from anywhere (%s store)', (_kind, make) =>
     expect(b.state.messages.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'stop' })
   })
 
+  it('decisions logged before the process stopped are kept: the resumed run does not ask about them again', async () => {
+    const store = await make()
+    const calls = reply.toolCalls([
+      { id: 'ap-rm5', name: 'rm', args: { path: '/a' } },
+      { id: 'ap-rm6', name: 'rm', args: { path: '/b' } },
+    ])
+    const a = await openAgent(store, 'ap5', handModel([calls]), { approveTool: 'resolveApproval' })
+    void a.prompt('go')
+    await until(() => a.state.pendingApprovals.length > 0, 'the first approval request')
+    await a.session!.flush()
+    const crashed = await crashCopy(store, 'ap5', make)
+    // What the stopped process had logged besides: rm5 approved, then rm6 asked.
+    const length = (await logOf(crashed, 'ap5')).length
+    await crashed.append('ap5', {
+      expectedSeq: length,
+      records: [
+        { at: 0, body: { type: 'approvalDecided', seq: length, toolCallId: 'ap-rm5', decision: { approved: true }, by: 'resolveApproval' } },
+        { at: 0, body: { type: 'approvalRequested', seq: length + 1, toolCallId: 'ap-rm6', toolName: 'rm', args: { path: '/b' } } },
+      ],
+    })
+    const b = await openAgent(crashed, 'ap5', handModel([reply.text('ok')]), { approveTool: 'resolveApproval', holder: 'b' })
+    expect(b.state.pendingApprovals.map((p) => p.toolCallId)).toEqual(['ap-rm6'])
+    expect(b.resolveApproval('ap-rm6', { approved: false, reason: 'keep it' })).toBe(true)
+    await b.waitForIdle()
+    const results = b.state.messages.filter((m): m is ToolResultMessage => m.role === 'toolResult')
+    expect(results.map((r) => [r.toolCallId, r.isError])).toEqual([['ap-rm5', false], ['ap-rm6', true]])
+    expect(runs.get('ap-rm5')).toBe(1)
+    expect(runs.get('ap-rm6')).toBeUndefined()
+    expect(b.log.filter((e) => e.type === 'approvalRequested').map((e) => e.type === 'approvalRequested' && e.toolCallId)).toEqual(['ap-rm5', 'ap-rm6'])
+  })
+
   it('abort() gives a suspended run up: its calls get error results, the agent takes prompts again', async () => {
     const store = await make()
     const a = await openAgent(store, 'ap3', handModel([twoCalls]), { approveTool: 'resolveApproval' })

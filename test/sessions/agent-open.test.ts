@@ -171,5 +171,11 @@ describe.each(storeKinds)('Agent.open (%s store)', (_kind, make) => {
     expect(agent.session!.durableSeq).toBe(1)
     await agent.session!.flush()
     expect(agent.session!.durableSeq).toBe(3)
+    const seen: number[] = []
+    let completed = false
+    agent.session!.durable$.subscribe({ next: (n) => seen.push(n), complete: () => (completed = true) })
+    await agent.session!.close()
+    expect(seen).toEqual([3])
+    expect(completed).toBe(true)
   })
 })
