@@ -63,7 +63,7 @@ async function crashChains(name: string, storeFor: (chain: number) => Promise<St
 }
 
 describe('SIGKILL at random points of a durable session', () => {
-  it('PGlite: nothing acknowledged is lost, the log decodes, the transcript is valid, no tool runs twice, the run finishes', async () => {
+  it('PGlite: nothing acknowledged is lost, the log decodes, the transcript is valid, no acknowledged tool call runs again, the run finishes', async () => {
     // One database made by a child (PGlite's initdb takes seconds on a busy machine), copied for each chain.
     const template = join(dir, 'pglite-template')
     const maker = startChild(build.script('test/sessions/crash/child.ts'), { mode: 'read', store: { kind: 'pglite', dataDir: template }, executions: join(dir, 'none'), sessionId: 'none' })
@@ -77,7 +77,7 @@ describe('SIGKILL at random points of a durable session', () => {
 })
 
 describePostgres('SIGKILL at random points of a durable session on PostgreSQL', (cluster) => {
-  it('PostgreSQL: nothing acknowledged is lost, the log decodes, the transcript is valid, no tool runs twice, the run finishes', async () => {
+  it('PostgreSQL: nothing acknowledged is lost, the log decodes, the transcript is valid, no acknowledged tool call runs again, the run finishes', async () => {
     await crashChains('PostgreSQL', async () => ({ kind: 'postgres', connectionString: await cluster().createDatabase() }))
   }, 400_000)
 })
