@@ -6,8 +6,13 @@
  * a random time — at least 50 per store. Every next process opens the
  * session fresh and is checked: every acknowledged entry is there unchanged,
  * the stored log decodes, the transcript answers every tool call exactly
- * once, an approval left waiting is still pending, no tool call ran twice,
- * and the run goes on to its final answer (see `crash/chain.ts`).
+ * once, an approval left waiting is still pending, no tool call whose
+ * decision, start or result was acknowledged runs again (one that ran
+ * unacknowledged may: the summary names them), and the run goes on to its
+ * final answer (see `crash/chain.ts`).
+ *
+ * The children are one Node process each (with PGlite, its WASM database):
+ * a few seconds apiece on a busy machine, so the file takes minutes.
  *
  * Reproduce a failure with `RXAGENT_CRASH_SEED=<seed printed> npx vitest run test/sessions/crash.test.ts`.
  */
