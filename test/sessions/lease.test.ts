@@ -117,7 +117,8 @@ describePostgres('one writer per session: PostgreSQL (many processes)', (cluster
   it('a writer stalled past its lease (SIGSTOP) is fenced: the next one takes over, and nothing the stalled one writes after that lands', async () => {
     const store = await pg()
     const lease = { ttlMs: 1000, onBusy: 'wait' as const, waitMs: 60_000 }
-    const stalled = start({ mode: 'run', store, sessionId: 's', extraRuns: 1, lease, chunkDelayMs: 20 }, (l, child) => l.t === 'delta' && l.n === 12 && child.signal('SIGSTOP'))
+    // It never closes its session: once fenced off, nothing of the session (a lease renewal) may keep it alive.
+    const stalled = start({ mode: 'run', store, sessionId: 's', extraRuns: 1, lease, chunkDelayMs: 20, closeSession: false }, (l, child) => l.t === 'delta' && l.n === 12 && child.signal('SIGSTOP'))
     await stalled.waitFor((l) => l.t === 'delta' && l.n === 12, 'its 12th delta')
     const next = start({ mode: 'run', store, sessionId: 's', extraRuns: 1, lease, holdOpen: true })
     const done = await next.waitFor((l) => l.t === 'done', 'its run')

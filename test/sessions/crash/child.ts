@@ -54,6 +54,8 @@ export interface ChildConfig {
   readonly holdOpen?: boolean
   /** After closing the session, report the stored records (`readBack`). */
   readonly readBack?: boolean
+  /** `false`: never call `session.close()` (the process must still exit once its work is over). */
+  readonly closeSession?: boolean
   // worker
   readonly sessionIds?: readonly string[]
   readonly concurrency?: number
@@ -142,10 +144,12 @@ async function run(config: ChildConfig, store: SessionStore): Promise<void> {
   try {
     await work(config, agent)
   } finally {
-    await session.close().then(
-      () => emit({ t: 'closed' }),
-      (error: unknown) => emit({ t: 'error', where: 'close', ...errorInfo(error) }),
-    )
+    if (config.closeSession !== false) {
+      await session.close().then(
+        () => emit({ t: 'closed' }),
+        (error: unknown) => emit({ t: 'error', where: 'close', ...errorInfo(error) }),
+      )
+    }
   }
   if (config.readBack === true) emit({ t: 'readBack', records: await store.read(sessionId) })
 }
