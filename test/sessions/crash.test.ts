@@ -50,9 +50,11 @@ async function crashChains(name: string, storeFor: (chain: number) => Promise<St
   const random = seededRandom(seed ^ name.length)
   const chains = Array.from({ length: CHAINS }, (_, i) => i)
   const plans = chains.map((index) => ({ index, random: seededRandom(Math.floor(random() * 2 ** 31)), stableHolder: index !== 2 }))
+  // The chains' executions files, one directory per store.
+  const storeDir = mkdtempSync(join(dir, `${name}-`))
   const reports: ChainReport[] = await inParallel(plans, PARALLEL, async (plan) => {
     const store = await storeFor(plan.index)
-    const report = await runChain({ ...plan, script: build.script('test/sessions/crash/child.ts'), store, dir, kills: KILLS_PER_CHAIN })
+    const report = await runChain({ ...plan, script: build.script('test/sessions/crash/child.ts'), store, dir: storeDir, kills: KILLS_PER_CHAIN })
     if (store.kind === 'pglite') rmSync(store.dataDir, { recursive: true, force: true })
     return report
   })
