@@ -344,6 +344,16 @@ describe('agentLoopContinue', () => {
     expect(events.filter((e) => e.type === 'messageStart').map((e) => e.type === 'messageStart' && e.message.role)).toEqual(['assistant'])
   })
 
+  it('continues after an answer that was cut off (aborted, failed): the model is asked again with it in the transcript', () => {
+    for (const stopReason of ['aborted', 'error'] as const) {
+      const model = scriptedModel([reply.text('again')])
+      const cut = assistantMessage('half an ans', { stopReason, errorMessage: 'cut off' })
+      const events = collect(agentLoopContinue(context([], [hello, cut]), { model: model.model, streamFn: model.streamFn }))
+      expect(model.requests[0]?.messages).toEqual([hello, cut])
+      expect(resultOf(events).messages.map((m) => (m.role === 'assistant' ? m.content : m.role))).toEqual([[{ type: 'text', text: 'again' }]])
+    }
+  })
+
   it('refuses to continue after an assistant message, in words', () => {
     const model = scriptedModel([reply.text('x')])
     const errors: unknown[] = []

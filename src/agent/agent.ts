@@ -10,7 +10,7 @@
  */
 import { asyncScheduler, type Observable, type Subscription } from 'rxjs'
 import * as t from 'io-ts'
-import { agentLoop, agentLoopContinue } from '../loop/agent-loop.js'
+import { agentLoop, agentLoopContinue, isCutOff } from '../loop/agent-loop.js'
 import type { ApprovalDecision } from '../policy/approval.js'
 import { errorText } from '../types/codec.js'
 import type { ImageContent } from '../types/content.js'
@@ -138,7 +138,9 @@ export class Agent extends AgentCore {
   /**
    * Continues the transcript without a new prompt: queued steering messages
    * (or, when the model had the last word, queued follow-ups) open the run;
-   * otherwise the model answers the last user or tool-result message.
+   * otherwise the model answers the last user or tool-result message, or
+   * answers again after an answer cut off (`aborted`, `error`: an abort, a
+   * session reopened after a crash).
    */
   continue(call: CallOptions = {}): AgentRun {
     this.writable()
@@ -149,7 +151,8 @@ export class Agent extends AgentCore {
     const messages = this.state.messages
     let last = messages.length - 1
     while (last >= 0 && messages[last]!.role === 'custom') last--
-    if (messages[last]?.role === 'assistant') {
+    const lastMessage = messages[last]
+    if (lastMessage?.role === 'assistant' && !(isCutOff(lastMessage) && this.state.followUpQueue.length === 0)) {
       const followUps = this.runs.take('followUp')
       if (followUps.length === 0) throw new Error(`agent ${this.id}: nothing to continue — the model had the last word and no steering or follow-up is queued`)
       return this.runs.start((context, config) => agentLoop(followUps, context, config), call, followUps)

@@ -353,10 +353,14 @@ export function agentLoop(prompts: PromptInput, context: AgentContext, config: A
   return defer(() => runLoop(repaired(decoded), list, config))
 }
 
+/** An answer that did not finish (`aborted`, `error`): continuing asks the model again. */
+export const isCutOff = (message: AssistantMessage): boolean => message.stopReason === 'aborted' || message.stopReason === 'error'
+
 /**
  * Continues from the transcript as it is, without a new prompt: after a
  * tool result, a steering message added by hand, or an error. The last
- * message must not be an assistant message (the model would answer itself).
+ * message must not be a finished assistant message (the model would answer
+ * itself); an answer cut off ({@link isCutOff}: a crash, an abort) is asked again.
  *
  * @throws InvalidInputError when the context does not decode (see {@link agentLoop}).
  */
@@ -366,7 +370,8 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
     const settled = repaired(decoded)
     const last = [...settled.messages].reverse().find((m) => m.role !== 'custom')
     if (last === undefined) throw new Error('agentLoopContinue: the transcript has no message to continue from')
-    if (last.role === 'assistant') {
+    // An answer cut off (aborted, failed) is asked again; a finished one has had the last word.
+    if (last.role === 'assistant' && !isCutOff(last)) {
       throw new Error("agentLoopContinue: the last message is the assistant's; add a user or tool result message first")
     }
     return runLoop(settled, [], config)
