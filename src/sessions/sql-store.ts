@@ -39,11 +39,20 @@ export interface SqlSessionStore extends SessionStore {
   readonly listening: boolean
 }
 
-interface RecordRow {
-  readonly position: number
-  readonly at: unknown
-  readonly body: unknown
+/**
+ * A page of records as one JSON text, `[[position, at, body], …]`: the
+ * database writes it from the stored texts (a `json` body is kept as it was
+ * written) and it is parsed once, rather than a result row and a JSON parse
+ * per record (several times faster on PGlite, fewer bytes over the wire on
+ * PostgreSQL). `at` goes through `to_json`, so a non-finite time stays
+ * parseable (a string) and is reported by `decodeStored` like any bad record.
+ */
+interface PageRow {
+  readonly page: string
 }
+
+/** A page row holds the records of one run of this many positions (at most this many records: one text stays small). */
+const PAGE_GROUP = 4096
 
 /** What the append function returns (see `sql/migrations.ts`). */
 interface AppendRow {
@@ -162,11 +171,17 @@ class SqlStore implements SqlSessionStore {
 
   private async page(entry: string, sessionId: string, from: number, limit: number | undefined): Promise<readonly SessionRecord[]> {
     if (this.closed) throw new SessionStoreClosedError(entry)
-    const { rows } = await this.track(this.driver.query<RecordRow>(
-      `SELECT position::float8 AS position, at, body FROM ${this.n.records} WHERE session_id = $1 AND position > $2 ORDER BY position${limit === undefined ? '' : ' LIMIT $3'}`,
+    const source = limit === undefined ? `${this.n.records} WHERE session_id = $1 AND position > $2` : `(SELECT position, at, body FROM ${this.n.records} WHERE session_id = $1 AND position > $2 ORDER BY position LIMIT $3) r`
+    const { rows } = await this.track(this.driver.query<PageRow>(
+      `SELECT '[' || string_agg('[' || position || ',' || to_json(at)::text || ',' || body::text || ']', ',' ORDER BY position) || ']' AS page
+       FROM ${source} GROUP BY position / ${PAGE_GROUP} ORDER BY position / ${PAGE_GROUP}`,
       limit === undefined ? [sessionId, from] : [sessionId, from, limit],
     ))
-    return rows.map((row) => decodeStored(entry, sessionId, row.position, row.at, row.body))
+    const records: SessionRecord[] = []
+    for (const row of rows) {
+      for (const [position, at, body] of JSON.parse(row.page) as [number, unknown, unknown][]) records.push(decodeStored(entry, sessionId, position, at, body))
+    }
+    return records
   }
 
   events$(sessionId: string, options?: { readonly from?: number }): Observable<SessionRecord> {
