@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { DataDirLockedError, LOCK_FILE, SessionSchemaError, pgliteSessionStore } from '../../src/sessions/pglite-store.js'
 import { storeContract } from './store-contract.js'
-import { createSession, note, seqs } from './fixtures.js'
+import { createSession, note, notes, seqs } from './fixtures.js'
 import { ChildProcesses } from './children.js'
 
 let shared: PGlite
@@ -33,6 +33,31 @@ storeContract('pglite', async () => {
       await shared.query(`UPDATE "${schema}"."records" SET body = $3::json WHERE session_id = $1 AND position = $2`, [sessionId, position, JSON.stringify(body)])
     },
   }
+})
+
+describe('pgliteSessionStore reads pages', () => {
+  it('a stored time that is not finite: an error naming the session, the position and `at`', async () => {
+    const store = await pgliteSessionStore({ db: shared, schema: 'bad_time' })
+    await createSession(store, 's1', 2)
+    await shared.query(`UPDATE bad_time.records SET at = 'NaN' WHERE session_id = 's1' AND position = 2`)
+    await expect(store.read('s1')).rejects.toThrow(/record at position 2 of session 's1' .*at at: expected a time in ms since the epoch, got "NaN"/)
+    await expect(store.read('s1', { limit: 1 })).resolves.toHaveLength(1)
+    await store.close()
+  })
+
+  it('a log longer than a page group reads whole and in order, from any position, with any limit', async () => {
+    const store = await pgliteSessionStore({ db: shared, schema: 'long_log' })
+    await createSession(store, 's1', 0)
+    const length = 9_000
+    await store.append('s1', { expectedSeq: 1, records: notes(1, length - 1) })
+    const all = await store.read('s1')
+    expect(seqs(all)).toEqual(Array.from({ length }, (_, i) => i))
+    expect(all.map((r) => r.position)).toEqual([...all.map((r) => r.position)].sort((a, b) => a - b))
+    const middle = await store.read('s1', { from: all[4_000]!.position, limit: 5_000 })
+    expect(seqs(middle)).toEqual(Array.from({ length: 4_999 }, (_, i) => 4_001 + i).filter((seq) => seq < length))
+    expect(middle).toHaveLength(4_999)
+    await store.close()
+  }, 120_000)
 })
 
 describe('pgliteSessionStore on a data directory', () => {
