@@ -88,7 +88,10 @@ export abstract class AgentCore {
       context: () => runContextOf(this.state, options.planModeAddendum),
     })
     this.events$ = this.hub.events$
-    this.approvals = new Approvals((command) => this.store.append(command))
+    this.approvals = new Approvals(
+      (command) => this.store.append(command),
+      () => this.sessionOf?.durable$,
+    )
     this.context = contextManagementOf(options, (event) => this.runs.emitOwn(event))
     // A restored history is estimated here, once, as it is checked here: the first run then estimates only its own messages.
     try {
@@ -191,7 +194,7 @@ export abstract class AgentCore {
     const log = this.store.log
     for (let i = log.length - 1; i >= 0 && log[i]!.type !== 'runStart'; i--) {
       const entry = log[i]!
-      if (entry.type === 'approvalDecided') this.approvals.predecide(entry.toolCallId, entry.decision)
+      if (entry.type === 'approvalDecided') this.approvals.predecide(entry.toolCallId, entry.decision, entry.seq)
     }
     this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
     return true

@@ -8,7 +8,8 @@
  * the stored log decodes, the transcript answers every tool call exactly
  * once, an approval left waiting is still pending, no tool call whose
  * decision, start or result was acknowledged runs again (one that ran
- * unacknowledged may: the summary names them), and the run goes on to its
+ * unacknowledged may: the summary names them; never one that needed
+ * approval, whose decision is committed before it runs), and the run goes on to its
  * final answer (see `crash/chain.ts`).
  *
  * The children are one Node process each (with PGlite, its WASM database):
@@ -62,7 +63,7 @@ async function crashChains(name: string, storeFor: (chain: number) => Promise<St
   const kills = reports.flatMap((r) => r.kills)
   const byKind = Object.fromEntries(TRIGGER_KINDS.map((kind) => [kind, kills.filter((k) => k.trigger.kind === kind).length]))
   const reruns = reports.flatMap((r) => r.reruns)
-  const summary = `${name}: seed ${seed}, ${kills.length} kills ${JSON.stringify(byKind)}, ${reports.reduce((n, r) => n + r.processes, 0)} processes, ${reruns.length} tool calls ran twice (unacknowledged when killed: allowed) ${JSON.stringify(reruns)}`
+  const summary = `${name}: seed ${seed}, ${kills.length} kills ${JSON.stringify(byKind)}, ${reports.reduce((n, r) => n + r.processes, 0)} processes, ${reruns.length} tool calls ran twice (unacknowledged when killed: allowed; none needing approval) ${JSON.stringify(reruns)}`
   console.info(summary)
   expect(problems, `${summary}\n(RXAGENT_CRASH_SEED=${seed} reproduces the kill points)`).toEqual([])
   expect(kills.length, summary).toBeGreaterThanOrEqual(50)

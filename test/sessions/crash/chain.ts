@@ -12,10 +12,10 @@ import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import type { AgentLogEntry } from '../../../src/agent/agent-log.js'
 import type { AgentMessage } from '../../../src/types/message.js'
-import { collectAcks, decodeStored, interleavedRuns, lostOrChanged, plain, readExecutions, repeatedRuns, runsOf, settledCalls, transcriptProblems, unendedSuccesses } from './checks.js'
+import { collectAcks, decodeStored, interleavedRuns, lostOrChanged, plain, readExecutions, repeatedRuns, runsOf, settledCalls, transcriptProblems, unacknowledgedApprovedStarts, unendedSuccesses } from './checks.js'
 import type { ChildConfig, StoreConfig } from './child.js'
 import { startChild, type ChildHandle, type ChildLine } from './harness.js'
-import { FINAL_TEXT } from './scenario.js'
+import { FINAL_TEXT, GATED_TOOLS } from './scenario.js'
 
 /** Where a process is killed. */
 export type Trigger =
@@ -43,7 +43,7 @@ export interface ChainReport {
   readonly kills: readonly { readonly trigger: Trigger; readonly lastLines: string }[]
   readonly processes: number
   readonly problems: readonly string[]
-  /** Tool calls that ran twice, allowed by the guarantee: their execution was not acknowledged when the process running it was killed. */
+  /** Tool calls that ran twice, allowed by the guarantee: their execution was not acknowledged when the process running it was killed (never a call that needed approval: that is a problem). */
   readonly reruns: readonly string[]
 }
 
@@ -131,6 +131,7 @@ async function chain(options: ChainOptions): Promise<ChainReport> {
     for (const l of child.lines) {
       if (l.t === 'tool' && l.phase === 'start' && settled.has(l.id as string)) problems.push(`${where}: tool call ${String(l.id)} ran again, though the log had acknowledged its decision, start or result`)
     }
+    problems.push(...unacknowledgedApprovedStarts(child.lines, settled, GATED_TOOLS).map((p) => `${where}: ${p}`))
     if (process.env.RXAGENT_CRASH_DUMP !== undefined) {
       writeFileSync(join(process.env.RXAGENT_CRASH_DUMP, `chain-${index}-p${p}.jsonl`), child.lines.map((l) => JSON.stringify(l)).join('\n') + '\n')
     }
@@ -163,7 +164,12 @@ async function chain(options: ChainOptions): Promise<ChainReport> {
   }
   const executed = readExecutions(executions)
   problems.push(...unendedSuccesses(executed, messages).map((p) => `chain ${index}: ${p}`))
-  const reruns = [...repeatedRuns(executed).keys()]
+  const repeated = repeatedRuns(executed)
+  const gated = new Set(executed.filter((e) => GATED_TOOLS.includes(e.name)).map((e) => e.id))
+  for (const [id, pids] of repeated) {
+    if (gated.has(id)) problems.push(`chain ${index}: tool call ${id} needs approval and ran twice (pids ${pids.join(', ')}): its decision is committed before it runs, so no later process may ask and run it again`)
+  }
+  const reruns = [...repeated.keys()].filter((id) => !gated.has(id))
   const raw = find(last, 'readBack')
   if (raw === undefined) problems.push(`chain ${index}: the last process did not read the log back\n${last.describe()}`)
   else {

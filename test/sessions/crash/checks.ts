@@ -102,9 +102,9 @@ export function unendedSuccesses(executions: readonly Execution[], messages: rea
  * The tool calls the acknowledged log has settled past asking: decided
  * (`approvalDecided`), started, ended or answered. The durable guarantee:
  * none of these may run again. (A call whose execution was not acknowledged
- * yet — it ran, and the crash came before its start or decision was
- * committed — may run again: "a tool with side effects running at the crash
- * may have run".)
+ * yet — it ran, and the crash came before its start was committed — may run
+ * again: "a tool with side effects running at the crash may have run"; but
+ * not a call that needed approval: see {@link unacknowledgedApprovedStarts}.)
  */
 export function settledCalls(acked: ReadonlyMap<number, unknown>): Set<string> {
   const ids = new Set<string>()
@@ -114,6 +114,24 @@ export function settledCalls(acked: ReadonlyMap<number, unknown>): Set<string> {
     if (e.type === 'messageEnd' && e.message.role === 'toolResult') ids.add(e.message.toolCallId)
   }
   return ids
+}
+
+/**
+ * Write-ahead approvals: a call of a gated tool (`gated`) starts in a process
+ * only once its `approvalDecided` entry is acknowledged — before this process
+ * (`settled`, from {@link settledCalls}) or by an `ack` line of this process
+ * that comes before the tool's `start` line.
+ */
+export function unacknowledgedApprovedStarts(lines: readonly ChildLine[], settled: ReadonlySet<string>, gated: readonly string[]): string[] {
+  const decided = new Set(settled)
+  const problems: string[] = []
+  for (const line of lines) {
+    if (line.t === 'ack') for (const entry of line.entries as readonly AgentLogEntry[]) if (entry.type === 'approvalDecided') decided.add(entry.toolCallId)
+    if (line.t === 'tool' && line.phase === 'start' && gated.includes(line.name as string) && !decided.has(line.id as string)) {
+      problems.push(`tool call ${String(line.id)} (${String(line.name)}, needs approval) started before its approval decision was acknowledged`)
+    }
+  }
+  return problems
 }
 
 /**

@@ -28,6 +28,9 @@ export const MODEL = modelSpec('scripted', 'crash-1')
 export const FINAL_TEXT = 'All done: the notes are checked, the slow job finished and the deploy went out.'
 export const SHORT_FINAL_TEXT = 'Noted, and done.'
 
+/** The tools that need approval: in a durable session such a call runs only once its decision is committed, so it never runs twice. */
+export const GATED_TOOLS: readonly string[] = ['deploy']
+
 /** One line of the executions file. */
 export interface Execution {
   readonly id: string
