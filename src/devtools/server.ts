@@ -4,7 +4,7 @@
  * {@link SessionStore} (`api.ts`). No framework, no build step.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { listen } from '../node/listen.js'
 import { InvalidInputError } from '../types/input.js'
 import { errorText } from '../types/codec.js'
 import { DevtoolsApi, HttpError, sendJson } from './api.js'
@@ -99,18 +99,10 @@ export async function serveDevtools(options: DevtoolsOptions): Promise<DevtoolsS
     })
   })
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve()
-    })
-  })
-  const address = server.address() as AddressInfo
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  const origin = await listen(server, port, host)
   let closing: Promise<void> | undefined
   return {
-    url: `http://${shownHost}:${address.port}/`,
+    url: `${origin}/`,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
         api.closeTails()

@@ -9,8 +9,7 @@
  * progress update as an MCP progress notification when the caller sent a
  * progress token, and aborts the tool when the caller cancels.
  */
-import { createServer, type Server as HttpServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer } from 'node:http'
 import * as t from 'io-ts'
 import { asyncScheduler, type SchedulerLike } from 'rxjs'
 import { NonNegativeInteger, struct } from '../types/codec.js'
@@ -20,6 +19,7 @@ import { runTool } from '../tools/run-tool.js'
 import { agentAsTool, type ServedAgent } from './serve-agent.js'
 import { loadServer, type ServerModules } from './sdk.js'
 import { sendWebResponse, toWebRequest } from './node-http.js'
+import { listen } from '../node/listen.js'
 
 /** Where to serve. */
 export type McpServeTransport = 'stdio' | { readonly http: { readonly port?: number; readonly host?: string } }
@@ -90,11 +90,9 @@ export async function serveMcp(options: ServeMcpOptions): Promise<McpServing> {
     )
   })
   const { port = 0, host = '127.0.0.1' } = options.transport.http
-  await listen(http, port, host)
-  const address = http.address() as AddressInfo
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  const origin = await listen(http, port, host)
   return {
-    url: `http://${shownHost}:${address.port}/mcp`,
+    url: `${origin}/mcp`,
     close: async () => {
       await handler.close()
       http.closeAllConnections()
@@ -102,15 +100,6 @@ export async function serveMcp(options: ServeMcpOptions): Promise<McpServing> {
     },
   }
 }
-
-const listen = (http: HttpServer, port: number, host: string): Promise<void> =>
-  new Promise((resolve, reject) => {
-    http.once('error', reject)
-    http.listen(port, host, () => {
-      http.off('error', reject)
-      resolve()
-    })
-  })
 
 /** One low-level MCP server answering `tools/list` and `tools/call` from `tools`. */
 function buildServer(modules: ServerModules, info: { readonly name: string; readonly version: string }, tools: readonly AgentTool[], scheduler: SchedulerLike) {

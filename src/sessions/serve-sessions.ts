@@ -4,10 +4,10 @@
  * application with its own server mounts {@link sessionEventsHandler} instead.
  */
 import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import * as t from 'io-ts'
 import type { SessionStore } from '../agent/session-store.js'
 import { NonNegativeInteger, struct } from '../types/codec.js'
+import { listen } from '../node/listen.js'
 import { decodeInput } from '../types/input.js'
 import { checkStore } from './sse-options.js'
 import { sessionEventsHandler, type SessionEventsOptions } from './sse.js'
@@ -44,18 +44,10 @@ export async function serveSessions(store: SessionStore, options: ServeSessionsO
   // Loaded here, so that importing rxagent/sessions (the memory store) loads no Node-only module.
   const { createServer } = await import('node:http')
   const server = createServer(handler)
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve()
-    })
-  })
-  const address = server.address() as AddressInfo
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  const url = await listen(server, port, host)
   let closed: Promise<void> | undefined
   return {
-    url: `http://${shown}:${address.port}`,
+    url,
     server,
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
