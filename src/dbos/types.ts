@@ -1,0 +1,119 @@
+/**
+ * The public shape of `rxagent/dbos`: agent runs as durable DBOS workflows
+ * over PostgreSQL, on many worker processes.
+ *
+ * - A **run** is a workflow; each model call and each tool call is a step.
+ *   On recovery, a completed step returns its recorded result (the model is
+ *   not called again, the tool does not run again); the step in flight when
+ *   the worker died runs again.
+ * - The **session log** (`rxagent/postgres`, same database) stays the one
+ *   source of truth for state and readers: deltas reach readers through it
+ *   while a model step runs.
+ * - **Inputs** (prompts, steering, follow-ups, approval decisions) come from
+ *   any process through a {@link DbosAgentClient}, delivered by DBOS
+ *   messages / the run queue.
+ * - **Workers** ({@link startWorker}) share one DBOS queue; at most one live
+ *   run per session across all of them.
+ *
+ * `@dbos-inc/dbos-sdk` is an optional peer dependency, loaded only by this
+ * subpath.
+ */
+import type { AgentOptions } from '../agent/agent-options.js'
+import type { SessionStore } from '../agent/session-store.js'
+import type { ApprovalDecision } from '../policy/approval.js'
+import type { AgentMessageInput } from '../types/input.js'
+
+/** Where PostgreSQL is: a connection string (`postgresql://user@127.0.0.1:5432/db`). */
+export type PgConnection = string | { readonly connectionString: string }
+
+/**
+ * An agent a worker can run: its stable name (recorded with each workflow;
+ * keep it across deploys) and the options it runs a session with. `options`
+ * is called in the worker for each run (and again on recovery): give it the
+ * model, `streamFn`, tools, policies… — not a store (the worker's session
+ * store is used) and not `messages` (the session log holds them).
+ */
+export interface DbosAgentDefinition {
+  readonly name: string
+  readonly options: (sessionId: string) => AgentOptions | Promise<AgentOptions>
+}
+
+/** What {@link startWorker} takes. */
+export interface StartWorkerOptions {
+  /** The PostgreSQL that holds DBOS's system tables and (by default) the session store. */
+  readonly pg: PgConnection
+  /** The agents this worker can run, by name. Every worker of a cluster registers the same names. */
+  readonly agents: readonly DbosAgentDefinition[]
+  /** Runs this worker executes at once (default 4). */
+  readonly concurrency?: number
+  /**
+   * This worker's stable identity (DBOS executor id). A worker restarted with
+   * the same id resumes its own in-flight runs at once. Default: `RXAGENT_WORKER_ID`,
+   * else `hostname:pid`.
+   */
+  readonly workerId?: string
+  /** The session store runs are logged in (default: `postgresSessionStore` on `pg`). */
+  readonly store?: SessionStore
+  /**
+   * A worker whose heartbeat is older than this is dead: a live worker takes
+   * its in-flight runs over (default 30 000 ms).
+   */
+  readonly deadAfterMs?: number
+  /** The DBOS application name (default `rxagent`); workers of one cluster share it. */
+  readonly appName?: string
+}
+
+/** A running worker. */
+export interface DbosWorker {
+  readonly workerId: string
+  /** Runs executing in this worker now. */
+  readonly running: () => number
+  /**
+   * Leaves the cluster. `drain: true` (for a deploy) stops taking new runs and
+   * waits for those in flight (at most `timeoutMs`); otherwise in-flight runs
+   * are left for recovery.
+   */
+  stop(options?: { readonly drain?: boolean; readonly timeoutMs?: number }): Promise<void>
+}
+
+/** What a {@link DbosAgentClient} submitted: the run that will (or does) handle it. */
+export interface SubmittedInput {
+  readonly sessionId: string
+  /** The workflow id of the run that takes the input. */
+  readonly runId: string
+}
+
+/** A run as it ended. */
+export interface DbosRunOutcome {
+  readonly sessionId: string
+  readonly runId: string
+  readonly stopReason: string
+  readonly error?: string
+}
+
+/**
+ * Talks to a cluster from any process (a web server that runs no agents):
+ * starts runs, delivers inputs and approval decisions, reads sessions.
+ */
+export interface DbosAgentClient {
+  /** Starts a run of `agent` on `sessionId` with `input` (a new session when there is none); when a run of that session is live, the input joins it as a follow-up. */
+  prompt(sessionId: string, agent: string, input: string | AgentMessageInput): Promise<SubmittedInput>
+  /** Steering for the session's live run (or the next run when none is live). */
+  steer(sessionId: string, message: string | AgentMessageInput): Promise<SubmittedInput>
+  /** A follow-up for the session's live run (or the next run when none is live). */
+  followUp(sessionId: string, message: string | AgentMessageInput): Promise<SubmittedInput>
+  /** Decides a pending approval of the session; `false` when no run waits for `toolCallId`. */
+  resolveApproval(sessionId: string, toolCallId: string, decision: ApprovalDecision): Promise<boolean>
+  /** Resolves when the run ends. */
+  outcome(runId: string, options?: { readonly timeoutMs?: number }): Promise<DbosRunOutcome>
+  /** The session store the cluster logs in (read it, tail it, serve it as SSE). */
+  readonly store: SessionStore
+  close(): Promise<void>
+}
+
+/** What {@link dbosAgentClient} takes. */
+export interface DbosAgentClientOptions {
+  readonly pg: PgConnection
+  readonly store?: SessionStore
+  readonly appName?: string
+}
