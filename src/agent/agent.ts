@@ -24,7 +24,8 @@ import { AgentBusyError, type AgentOptions, type AgentRun, type CallOptions, typ
 import { sameModel } from './agent-reducer.js'
 import { decodeCheckpoint, type Checkpoint } from './checkpoint.js'
 import { INTERRUPTED, logReplayOf, type LogReplay } from './log-replay.js'
-import { openSession, type AgentOpenOptions } from './session-open.js'
+import { openSession, type AgentOpenOptions, type SessionParts } from './session-open.js'
+import type { ReplayGate } from './session-replay.js'
 import { structuredRun } from './structured-output.js'
 
 export { AgentBusyError, DEFAULT_AGENT_TOOL_CONCURRENCY, StructuredOutputError } from './agent-options.js'
@@ -102,7 +103,20 @@ export class Agent extends AgentCore {
    * @throws InvalidInputError for bad options, or a record that does not decode (naming the session and its position); SessionLeaseError when another holder has the lease; the store's error when it cannot be read or written.
    */
   static open(options: AgentOpenOptions): Promise<Agent> {
-    return openSession(options, (agentOptions, replay) => (replay === undefined ? new Agent(agentOptions) : Agent.replayed(replay, agentOptions)).sessionParts(replay))
+    return openSession(options, Agent.sessionBuilder)
+  }
+
+  /**
+   * @internal For durable-execution engines (`rxagent/dbos`): opens a session
+   * to execute a run again from its start (`gate.startSeq`), checking what it
+   * logs against what the log already holds (see `session-replay.ts`).
+   */
+  static openReplaying(options: AgentOpenOptions, gate: ReplayGate): Promise<Agent> {
+    return openSession(options, Agent.sessionBuilder, gate)
+  }
+
+  private static sessionBuilder(this: void, agentOptions: AgentOptions, replay: LogReplay | undefined): SessionParts<Agent> {
+    return (replay === undefined ? new Agent(agentOptions) : Agent.replayed(replay, agentOptions)).sessionParts(replay)
   }
 
   /** The agent a decoded log folds to (its last run, if unfinished, left as it is). */

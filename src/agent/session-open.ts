@@ -32,6 +32,7 @@ import type { Runner } from './agent-run.js'
 import { PROCESS_STOPPED, replayOfEntries, type LogReplay } from './log-replay.js'
 import { SessionLeaseError, StreamRecord, type SessionRecord, type SessionStore } from './session-store.js'
 import { SessionWriter } from './session-writer.js'
+import { replayRouter, type ReplayGate } from './session-replay.js'
 
 /** How long a lease lasts unless renewed (it is renewed every third of it). */
 export const DEFAULT_LEASE_TTL_MS = 15_000
@@ -88,8 +89,13 @@ const OpenCodec = t.intersection([
   }),
 ])
 
-/** See the module comment. @throws InvalidInputError for bad options or a bad record (naming the session and its position); SessionLeaseError when the session is leased by another holder. */
-export async function openSession<A>(options: AgentOpenOptions, build: BuildAgent<A>): Promise<A> {
+/**
+ * See the module comment. With `replay` (internal: a durable-execution engine
+ * running a run again, see `session-replay.ts`), the agent is rebuilt from the
+ * first `replay.startSeq` entries and nothing is settled.
+ * @throws InvalidInputError for bad options or a bad record (naming the session and its position); SessionLeaseError when the session is leased by another holder.
+ */
+export async function openSession<A>(options: AgentOpenOptions, build: BuildAgent<A>, replay?: ReplayGate): Promise<A> {
   decodeInput(OpenCodec, options, 'Agent.open', 'options')
   const { store, sessionId, lease = {}, holder: givenHolder, ...agentOptions } = options
   const scheduler = options.scheduler ?? asyncScheduler
@@ -98,16 +104,26 @@ export async function openSession<A>(options: AgentOpenOptions, build: BuildAgen
   await acquireLease(store, sessionId, holder, { ttlMs, onBusy: lease.onBusy ?? 'error', waitMs: lease.waitMs ?? ttlMs }, scheduler)
   try {
     const records = await store.read(sessionId)
-    const restored = records.length === 0 ? undefined : restoredLog(records, options)
+    const restored = records.length === 0 ? undefined : restoredLog(records, options, replay?.startSeq)
     const parts = build(agentOptions, restored?.replay)
     let session: AgentSession | undefined
-    const writer = new SessionWriter({ store, sessionId, holder, scheduler: parts.scheduler, onFailure: (error) => session?.failed(error) }, restored === undefined ? 0 : restored.replay.entries.length)
+    const writer = new SessionWriter({ store, sessionId, holder, scheduler: parts.scheduler, onFailure: (error) => session?.failed(error) }, restored === undefined ? 0 : restored.committed.length)
     session = new AgentSession(sessionId, store, holder, writer, sessionAgent(parts), ttlMs)
     if (restored === undefined) writer.entry(parts.store.log[0]!)
-    parts.store.log$.subscribe((entry) => writer.entry(entry))
-    parts.store.chunks = (chunk) => writer.chunk(chunk)
+    if (replay !== undefined && restored !== undefined) {
+      const route = replayRouter(sessionId, restored.committed, replay, restored.stream?.afterSeq, {
+        entry: (entry) => writer.entry(entry),
+        chunk: (chunk) => writer.chunk(chunk),
+        diverged: (error) => parts.runs.current?.fail(error.message),
+      })
+      parts.store.log$.subscribe(route.entry)
+      parts.store.chunks = (chunk) => route.chunk(chunk, parts.store.log.length)
+    } else {
+      parts.store.log$.subscribe((entry) => writer.entry(entry))
+      parts.store.chunks = (chunk) => writer.chunk(chunk)
+    }
     parts.attach(session)
-    if (restored !== undefined) settle(parts, restored.stream)
+    if (restored !== undefined && replay === undefined) settle(parts, restored.stream)
     parts.settled()
     await writer.flush()
     session.startRenewal()
@@ -160,11 +176,20 @@ export function partialAnswer(chunks: readonly ProviderChunk[], model: ModelSpec
   return message.content.length > 0 ? message : undefined
 }
 
+interface Restored {
+  /** The log to fold: all committed entries, or the first `startSeq` of them. */
+  readonly replay: LogReplay
+  /** Every committed entry. */
+  readonly committed: readonly AgentLogEntry[]
+  /** The chunks streamed after the last entry. */
+  readonly stream: { readonly at: number; readonly afterSeq: number; readonly chunks: readonly ProviderChunk[] } | undefined
+}
+
 /** The session's records, decoded (a bad one named by its position), as a replayable log and the chunks streamed after its last entry. */
-function restoredLog(records: readonly SessionRecord[], options: AgentOpenOptions): { readonly replay: LogReplay; readonly stream: { readonly at: number; readonly chunks: readonly ProviderChunk[] } | undefined } {
+function restoredLog(records: readonly SessionRecord[], options: AgentOpenOptions, startSeq?: number): Restored {
   const { sessionId } = options
   const entries: AgentLogEntry[] = []
-  let stream: { at: number; chunks: ProviderChunk[] } | undefined
+  let stream: { at: number; afterSeq: number; chunks: ProviderChunk[] } | undefined
   for (const record of records) {
     const what = `record at position ${record.position} of session '${sessionId}'`
     const body: unknown = record.body
@@ -172,7 +197,7 @@ function restoredLog(records: readonly SessionRecord[], options: AgentOpenOption
       // `is` first: a store hands back what it checked; decoding is for the error's paths.
       const decoded = StreamRecord.is(body) ? body : decodeInput(StreamRecord, body, 'Agent.open', what)
       if (decoded.afterSeq !== entries.length) continue
-      stream ??= { at: record.at, chunks: [] }
+      stream ??= { at: record.at, afterSeq: decoded.afterSeq, chunks: [] }
       stream.chunks.push(...decoded.chunks)
       continue
     }
@@ -183,7 +208,10 @@ function restoredLog(records: readonly SessionRecord[], options: AgentOpenOption
     stream = undefined
   }
   if (entries.length === 0) throw invalidInput('Agent.open', `session '${sessionId}'`, '', 'it has stream records but no log entries', records.length)
-  const replay = replayOfEntries(entries, options.tools ?? [], 'Agent.open')
+  if (startSeq !== undefined && (startSeq < 1 || startSeq > entries.length)) {
+    throw invalidInput('Agent.open', `session '${sessionId}'`, '', `a run to execute again starts at entry ${startSeq}, but the log has ${entries.length}`, startSeq)
+  }
+  const replay = replayOfEntries(startSeq === undefined ? entries : entries.slice(0, startSeq), options.tools ?? [], 'Agent.open')
   const init = replay.init
   if (options.messages !== undefined) {
     throw invalidInput('Agent.open', 'options', '.messages', `session '${sessionId}' exists (${entries.length} log entries): its transcript comes from its log; messages are only for a new session`, options.messages.length)
@@ -191,7 +219,7 @@ function restoredLog(records: readonly SessionRecord[], options: AgentOpenOption
   if (options.id !== undefined && options.id !== init.agentId) {
     throw invalidInput('Agent.open', 'options', '.id', `session '${sessionId}' belongs to agent '${init.agentId}', not '${options.id}'`, options.id)
   }
-  return { replay, stream }
+  return { replay, committed: entries, stream }
 }
 
 async function acquireLease(store: SessionStore, sessionId: string, holder: string, lease: Required<SessionLeaseOptions>, scheduler: SchedulerLike): Promise<void> {

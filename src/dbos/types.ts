@@ -26,6 +26,16 @@ import type { AgentMessageInput } from '../types/input.js'
 /** Where PostgreSQL is: a connection string (`postgresql://user@127.0.0.1:5432/db`). */
 export type PgConnection = string | { readonly connectionString: string }
 
+/** The connection string of a {@link PgConnection}. */
+export const connectionStringOf = (pg: PgConnection): string => (typeof pg === 'string' ? pg : pg.connectionString)
+
+/** The DBOS application name workers and clients use unless told otherwise. */
+export const DEFAULT_APP = 'rxagent'
+/** The DBOS queue runs are queued on (partitioned by session). */
+export const RUN_QUEUE = 'rxagent.runs'
+/** The registered name of the run workflow. */
+export const RUN_WORKFLOW = 'rxagent.run'
+
 /**
  * An agent a worker can run: its stable name (recorded with each workflow;
  * keep it across deploys) and the options it runs a session with. `options`
@@ -61,6 +71,14 @@ export interface StartWorkerOptions {
   readonly deadAfterMs?: number
   /** The DBOS application name (default `rxagent`); workers of one cluster share it. */
   readonly appName?: string
+  /**
+   * How long this worker's session leases last unless renewed (default
+   * 15 000 ms). A run recovered by another worker waits for the dead worker's
+   * lease to expire; keep it below `deadAfterMs`.
+   */
+  readonly leaseTtlMs?: number
+  /** How often the run queue is polled at least (default 250 ms). */
+  readonly pollingIntervalMs?: number
 }
 
 /** A running worker. */
@@ -96,11 +114,18 @@ export interface DbosRunOutcome {
  * starts runs, delivers inputs and approval decisions, reads sessions.
  */
 export interface DbosAgentClient {
-  /** Starts a run of `agent` on `sessionId` with `input` (a new session when there is none); when a run of that session is live, the input joins it as a follow-up. */
+  /**
+   * Queues a run of `agent` on `sessionId` with `input` (a new session when
+   * there is none). Runs of one session run one at a time, in the order they
+   * were queued; runs of different sessions run on any worker, at once.
+   */
   prompt(sessionId: string, agent: string, input: string | AgentMessageInput): Promise<SubmittedInput>
-  /** Steering for the session's live run (or the next run when none is live). */
+  /**
+   * Steering for the session: the live run takes it after its current turn;
+   * with no run open, a run is queued to continue the session with it.
+   */
   steer(sessionId: string, message: string | AgentMessageInput): Promise<SubmittedInput>
-  /** A follow-up for the session's live run (or the next run when none is live). */
+  /** A follow-up for the session: the live run takes it before it ends; with no run open, a run is queued to continue with it. */
   followUp(sessionId: string, message: string | AgentMessageInput): Promise<SubmittedInput>
   /** Decides a pending approval of the session; `false` when no run waits for `toolCallId`. */
   resolveApproval(sessionId: string, toolCallId: string, decision: ApprovalDecision): Promise<boolean>

@@ -28,6 +28,13 @@ export interface ToolExecuteContext {
   readonly toolCallId: string
   /** Aborted when the run is aborted, the call times out, or the call is interrupted. */
   readonly signal: AbortSignal
+  /**
+   * Set when the run is a durable workflow (`rxagent/dbos`): the same key each
+   * time this call is executed (`<session>:<run>:<call>`), so that a tool with
+   * side effects can make the one execution that may be repeated (the call in
+   * flight when its worker died) idempotent.
+   */
+  readonly idempotencyKey?: string
 }
 
 /**

@@ -1,0 +1,164 @@
+/**
+ * One run as a DBOS workflow (`rxagent.run`), executed by a worker:
+ *
+ * 1. `rxagent.begin` (a step): opens the session (creating it, or settling a
+ *    run an earlier workflow left unfinished) and records the log length the
+ *    run starts at.
+ * 2. The agent is rebuilt from the log as it stood then
+ *    (`Agent.openReplaying`) with its model and tools as steps
+ *    (`durable-steps.ts`), its approvals as DBOS messages, and the session's
+ *    inbox read after every turn (`rxagent.inbox` steps). In a first
+ *    execution every step runs; in a recovery the completed ones answer from
+ *    their records, so the run logs what it logged before (checked, not
+ *    appended twice) and goes on from where the dead worker stopped.
+ * 3. When the run ends, a last look at the inbox (`rxagent.inbox.last`):
+ *    messages that came meanwhile continue the session in this workflow;
+ *    none, and the run is done taking input.
+ */
+import { from, type ObservableInput } from 'rxjs'
+import type { Pool } from 'pg'
+import { Agent } from '../agent/agent.js'
+import { ApprovalDecisionCodec } from '../agent/agent-log.js'
+import type { AgentOptions } from '../agent/agent-options.js'
+import { ReplayGate } from '../agent/session-replay.js'
+import type { SessionStore } from '../agent/session-store.js'
+import type { ApprovalDecision, ApproveTool } from '../policy/approval.js'
+import { Verdict, type Policies, type PolicyVerdict } from '../policy/policy.js'
+import { errorText } from '../types/codec.js'
+import type { AgentMessage } from '../types/message.js'
+import type { AgentResult } from '../types/result.js'
+import { durableStreamFn, durableTool } from './durable-steps.js'
+import type { DbosApi } from './sdk.js'
+import { endRun, takeInput, type InboxMessage } from './tables.js'
+import type { DbosAgentDefinition, DbosRunOutcome } from './types.js'
+
+/** The workflow's argument (JSON: DBOS records it). `prompts` empty: continue the session. */
+export interface RunInput {
+  readonly sessionId: string
+  readonly agent: string
+  readonly prompts: readonly AgentMessage[]
+}
+
+/** What a worker gives its workflows. */
+export interface WorkerContext {
+  readonly dbos: DbosApi
+  readonly store: SessionStore
+  readonly pool: Pool
+  readonly agents: ReadonlyMap<string, DbosAgentDefinition>
+  /** The lease holder: the worker's id (a worker restarted with its id takes its leases back at once). */
+  readonly holder: string
+  readonly leaseTtlMs: number
+}
+
+/** The DBOS message topic an approval decision for `toolCallId` is sent on. */
+export const approvalTopic = (toolCallId: string): string => `rxagent.approval:${toolCallId}`
+
+/** How long one wait for an approval decision lasts before it is recorded as none and waited for again. */
+const APPROVAL_WAIT_S = 3600
+
+/** Executes run `runId` (see the module comment). */
+export async function executeRun(ctx: WorkerContext, runId: string, input: RunInput): Promise<DbosRunOutcome> {
+  const { sessionId } = input
+  try {
+    const definition = ctx.agents.get(input.agent)
+    if (definition === undefined) throw new Error(`no agent named '${input.agent}' is registered with this worker (it has ${[...ctx.agents.keys()].map((n) => `'${n}'`).join(', ') || 'none'})`)
+    const options = await definition.options(sessionId)
+    const lease = { ttlMs: ctx.leaseTtlMs, onBusy: 'wait' as const, waitMs: ctx.leaseTtlMs * 3 }
+    const begin = await ctx.dbos.runStep(() => beginRun(ctx, sessionId, options, lease), { name: 'rxagent.begin' })
+    const gate = new ReplayGate(begin.startSeq)
+    let agent: Agent | undefined
+    const deliver = (messages: readonly InboxMessage[]): void => {
+      for (const { queue, message } of messages) (queue === 'steering' ? agent!.steer(message) : agent!.followUp(message))
+    }
+    const lookAtInbox: PolicyCheck = () => from(ctx.dbos.runStep(() => takeInput(ctx.pool, sessionId, runId, false), { name: 'rxagent.inbox' }).then((taken) => (deliver(taken), Verdict.continue)))
+    agent = await Agent.openReplaying(
+      {
+        ...options,
+        store: ctx.store,
+        sessionId,
+        holder: ctx.holder,
+        lease,
+        streamFn: durableStreamFn(ctx.dbos, options.streamFn, gate),
+        ...(options.tools === undefined ? {} : { tools: options.tools.map((tool) => durableTool(ctx.dbos, tool, (callId) => `${sessionId}:${runId}:${callId}`)) }),
+        ...approvals(ctx.dbos, options.approveTool),
+        policies: withInbox(options.policies, lookAtInbox),
+      },
+      gate,
+    )
+    let result: AgentResult | undefined
+    try {
+      result = await startRun(agent, input.prompts)
+      for (;;) {
+        const taken = await ctx.dbos.runStep(() => takeInput(ctx.pool, sessionId, runId, true), { name: 'rxagent.inbox.last' })
+        if (taken.length === 0) break
+        deliver(taken)
+        result = (await startRun(agent, [])) ?? result
+      }
+      await agent.session!.flush()
+    } finally {
+      await agent.session!.close()
+    }
+    return outcome(sessionId, runId, result)
+  } catch (error) {
+    // A run that cannot go on takes no more input: what comes later starts a run of its own.
+    await endRun(ctx.pool, runId).catch(() => undefined)
+    throw error
+  }
+}
+
+/** The first step: the session opened (created, or a run left unfinished settled) and closed again; its log length. */
+async function beginRun(ctx: WorkerContext, sessionId: string, options: AgentOptions, lease: { ttlMs: number; onBusy: 'wait'; waitMs: number }): Promise<{ readonly startSeq: number }> {
+  const agent = await Agent.open({ ...options, store: ctx.store, sessionId, holder: ctx.holder, lease })
+  try {
+    // A run suspended for approvals by a workflow that failed: nobody waits for its decisions any more.
+    if (agent.state.pendingApprovals.length > 0) await agent.abort()
+    await agent.session!.flush()
+    return { startSeq: agent.session!.durableSeq }
+  } finally {
+    await agent.session!.close()
+  }
+}
+
+/** Starts the run: the prompts, or (none) whatever the session has to continue; `undefined` when there is nothing. */
+async function startRun(agent: Agent, prompts: readonly AgentMessage[]): Promise<AgentResult | undefined> {
+  if (prompts.length > 0) return agent.prompt(prompts)
+  try {
+    return await agent.continue()
+  } catch (error) {
+    if (errorText(error).includes('nothing to continue')) return undefined
+    throw error
+  }
+}
+
+type PolicyCheck = () => ObservableInput<PolicyVerdict>
+
+/** The user's policies, and a look at the inbox after every turn and before the run ends (steering for the next turn, follow-ups). */
+function withInbox(policies: Policies | undefined, look: PolicyCheck): Policies {
+  const policy = { name: 'rxagent.dbos.inbox', evaluate: look }
+  return { ...policies, postTurn: [...(policies?.postTurn ?? []), policy], postLoop: [...(policies?.postLoop ?? []), policy] }
+}
+
+/**
+ * `approveTool: 'resolveApproval'` becomes a wait for a DBOS message (sent by
+ * `DbosAgentClient.resolveApproval` from any process, at any time: a
+ * recovered workflow waits again). An `approveTool` function is kept: it runs
+ * inside the workflow, so it must decide from its request alone.
+ */
+function approvals(dbos: DbosApi, approveTool: AgentOptions['approveTool']): Pick<AgentOptions, 'approveTool'> {
+  if (approveTool !== 'resolveApproval') return approveTool === undefined ? {} : { approveTool }
+  const ask: ApproveTool = (request) => from(waitForDecision(dbos, request.toolCall.id))
+  return { approveTool: ask }
+}
+
+async function waitForDecision(dbos: DbosApi, toolCallId: string): Promise<ApprovalDecision> {
+  for (;;) {
+    const received = await dbos.recv<unknown>(approvalTopic(toolCallId), APPROVAL_WAIT_S)
+    if (received === null) continue
+    return ApprovalDecisionCodec.is(received) ? received : { approved: false, reason: 'the decision sent for this call was not a valid approval decision' }
+  }
+}
+
+function outcome(sessionId: string, runId: string, result: AgentResult | undefined): DbosRunOutcome {
+  if (result === undefined) return { sessionId, runId, stopReason: 'none' }
+  return result.error === undefined ? { sessionId, runId, stopReason: result.stopReason } : { sessionId, runId, stopReason: result.stopReason, error: result.error }
+}

@@ -1,0 +1,132 @@
+/**
+ * `startWorker`: joins this process to the cluster. DBOS is one runtime per
+ * process, so a process runs one worker.
+ *
+ * - Runs come from one DBOS queue (`rxagent.runs`), partitioned by session
+ *   with a partition concurrency of 1: at most one live run per session
+ *   across all workers; `concurrency` runs at a time on each worker.
+ * - A worker restarted with its `workerId` resumes its own in-flight runs
+ *   at once (DBOS recovers its executor's workflows at launch).
+ * - Every worker writes a heartbeat; one that finds a heartbeat older than
+ *   `deadAfterMs` claims that worker and hands its in-flight runs back to the
+ *   queue (DBOS's recovery for that executor id), where any worker takes
+ *   them. A run recovered this way waits for the dead worker's session lease
+ *   to expire (`leaseTtlMs`) before it writes.
+ */
+import { hostname } from 'node:os'
+import * as t from 'io-ts'
+import type { Pool } from 'pg'
+import { decodeInput } from '../types/input.js'
+import { FunctionValue } from '../types/tool.js'
+import { postgresSessionStore } from '../sessions/postgres-store.js'
+import { executeRun, type RunInput, type WorkerContext } from './run-workflow.js'
+import { dbosApi, loadDbos, loadPg } from './sdk.js'
+import { claimDead, heartbeat, leave, migrate } from './tables.js'
+import { connectionStringOf, DEFAULT_APP, RUN_QUEUE, RUN_WORKFLOW, type DbosWorker, type StartWorkerOptions } from './types.js'
+
+const Positive = t.refinement(t.number, (n) => Number.isFinite(n) && n > 0, 'PositiveNumber')
+const OptionsCodec = t.intersection([
+  t.type({
+    pg: t.union([t.string, t.type({ connectionString: t.string })]),
+    agents: t.readonlyArray(t.type({ name: t.string, options: FunctionValue }, 'DbosAgentDefinition')),
+  }),
+  t.partial({ concurrency: Positive, workerId: t.string, deadAfterMs: Positive, leaseTtlMs: Positive, appName: t.string, pollingIntervalMs: Positive }),
+])
+
+/** The worker running in this process (DBOS is one runtime per process). */
+let current: { readonly context: WorkerContext; running: number } | undefined
+let registered = false
+
+/** See the module comment. @throws InvalidInputError for bad options; Error when this process runs a worker already, or DBOS / PostgreSQL cannot be reached. */
+export async function startWorker(options: StartWorkerOptions): Promise<DbosWorker> {
+  decodeInput(OptionsCodec, options, 'startWorker', 'options')
+  if (current !== undefined) throw new Error('startWorker: this process runs a worker already (DBOS is one runtime per process): stop it first')
+  const names = options.agents.map((a) => a.name)
+  const twice = names.find((n, i) => names.indexOf(n) !== i)
+  if (twice !== undefined) throw new Error(`startWorker: two agents are named '${twice}'`)
+  const url = connectionStringOf(options.pg)
+  const app = options.appName ?? DEFAULT_APP
+  const workerId = options.workerId ?? process.env['RXAGENT_WORKER_ID'] ?? `${hostname()}:${process.pid}`
+  const deadAfterMs = options.deadAfterMs ?? 30_000
+  const { sdk, executor } = await loadDbos('startWorker')
+  const pg = await loadPg('startWorker')
+  const pool: Pool = new pg.Pool({ connectionString: url, max: 4 })
+  pool.on('error', () => undefined)
+  await migrate(pool)
+  await heartbeat(pool, app, workerId)
+  const store = options.store ?? (await postgresSessionStore({ connectionString: url }))
+  const context: WorkerContext = {
+    dbos: dbosApi(sdk),
+    store,
+    pool,
+    agents: new Map(options.agents.map((a) => [a.name, a])),
+    holder: `worker:${workerId}`,
+    leaseTtlMs: options.leaseTtlMs ?? 15_000,
+  }
+  const state = { context, running: 0 }
+  current = state
+  const { DBOS } = sdk
+  if (!registered) {
+    registered = true
+    DBOS.registerWorkflow(
+      async (input: RunInput) => {
+        const worker = current
+        if (worker === undefined) throw new Error('rxagent.run: no worker runs in this process')
+        worker.running++
+        try {
+          return await executeRun(worker.context, DBOS.workflowID!, input)
+        } finally {
+          worker.running--
+        }
+      },
+      { name: RUN_WORKFLOW },
+    )
+  }
+  DBOS.setConfig({ name: app, systemDatabaseUrl: url, executorID: workerId, logLevel: process.env['RXAGENT_DBOS_LOG_LEVEL'] ?? 'warn' })
+  await DBOS.launch()
+  await DBOS.registerQueue(RUN_QUEUE, {
+    workerConcurrency: options.concurrency ?? 4,
+    partitionConcurrency: 1,
+    minPollingIntervalMs: options.pollingIntervalMs ?? 250,
+    onConflict: 'always_update',
+  })
+
+  // Heartbeats, and the recovery of workers whose heartbeat stopped.
+  const beatMs = Math.max(100, Math.floor(deadAfterMs / 4))
+  let sweeping = false
+  const timer = setInterval(() => {
+    heartbeat(pool, app, workerId).catch(() => undefined)
+    if (sweeping) return
+    sweeping = true
+    claimDead(pool, app, deadAfterMs)
+      .then((dead) => (dead.length === 0 ? undefined : executor.DBOSExecutor.globalInstance!.recoverPendingWorkflows([...dead])))
+      .catch(() => undefined)
+      .finally(() => (sweeping = false))
+  }, beatMs)
+  timer.unref()
+
+  let stopping: Promise<void> | undefined
+  return {
+    workerId,
+    running: () => state.running,
+    stop(stopOptions = {}) {
+      stopping ??= (async () => {
+        clearInterval(timer)
+        if (stopOptions.drain === true) {
+          // No new runs for this worker; those in flight finish (or are left for recovery after `timeoutMs`).
+          await executor.DBOSExecutor.globalInstance?.deactivateEventReceivers()
+          const deadline = Date.now() + (stopOptions.timeoutMs ?? 60_000)
+          while (state.running > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+        }
+        const drained = state.running === 0
+        await DBOS.shutdown()
+        current = undefined
+        // A drained worker has nothing to recover; otherwise its heartbeat row stays, and a live worker recovers it.
+        if (drained) await leave(pool, app, workerId).catch(() => undefined)
+        if (options.store === undefined) await store.close()
+        await pool.end()
+      })()
+      return stopping
+    },
+  }
+}
