@@ -1,0 +1,169 @@
+/**
+ * rxagent/dbos on a real PostgreSQL with real worker processes killed with
+ * SIGKILL: 200 sessions over 3 workers through 20+ kills (each model call
+ * and tool call completed once but for the step in flight at a kill, one
+ * live run per session, one logical transcript each); an approval answered
+ * after the whole cluster restarted; a reader following a session over SSE
+ * through a crash.
+ */
+import { EventSource } from 'eventsource'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { dbosAgentClient } from '../../src/dbos/index.js'
+import type { DbosAgentClient } from '../../src/dbos/index.js'
+import { serveSessions } from '../../src/sessions/serve-sessions.js'
+import type { SessionRecord } from '../../src/agent/session-store.js'
+import { recordTypes } from '../sessions/sse-support.js'
+import { buildChildScripts, type ChildBuild } from '../support/child-build.js'
+import { describePostgres } from '../support/postgres-cluster.js'
+import { checkExecutedOnce, checkOneLiveRun, checkTranscript, createLedger, kill, logOf, readLedger, startWorkerProcess, type ClusterConfig, type WorkerProcess } from './cluster-kit.js'
+
+const seed = Number(process.env['RXAGENT_DBOS_SEED'] ?? Math.floor(Math.random() * 2 ** 31))
+let state = seed
+/** A seeded random number in [0, 1) (mulberry32): a failure names its seed. */
+const random = () => {
+  state = (state + 0x6d2b79f5) | 0
+  let t = Math.imul(state ^ (state >>> 15), 1 | state)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (cluster) => {
+  let build: ChildBuild
+  const workers: WorkerProcess[] = []
+  const clients: DbosAgentClient[] = []
+  beforeAll(() => {
+    build = buildChildScripts(['test/dbos/children'])
+  })
+  afterAll(async () => {
+    for (const w of workers) w.child.kill('SIGKILL')
+    for (const c of clients) await c.close().catch(() => undefined)
+    build?.remove()
+  })
+
+  async function setUp(): Promise<{ config: ClusterConfig; client: DbosAgentClient }> {
+    const url = await cluster().createDatabase()
+    await createLedger(url)
+    const config: ClusterConfig = { pg: url, deadAfterMs: 3000, leaseTtlMs: 2000, concurrency: 4 }
+    const client = await dbosAgentClient({ pg: url })
+    clients.push(client)
+    return { config, client }
+  }
+  const start = async (config: ClusterConfig, id: string) => {
+    const w = await startWorkerProcess(build, config, id)
+    workers.push(w)
+    return w
+  }
+
+  it(`200 sessions on 3 workers through 20 SIGKILLs: every run completes, each step done once but the one in flight, one live run per session (seed ${seed})`, async () => {
+    const { config, client } = await setUp()
+    let live = await Promise.all(['w0', 'w1', 'w2'].map((id) => start(config, id)))
+    const runs = await Promise.all(Array.from({ length: 200 }, (_, i) => client.prompt(`s${i}`, 'ledger', `task ${i}`)))
+    const outcomes = Promise.all(runs.map((r) => client.outcome(r.runId, { timeoutMs: 240_000 })))
+    let settled = false
+    void outcomes.then(() => (settled = true), () => (settled = true))
+    const killed = new Set<number>()
+    let kills = 0
+    let restarts = 0
+    while (kills < 20) {
+      await sleep(300 + Math.floor(random() * 700))
+      const victim = live[Math.floor(random() * live.length)]!
+      await kill(victim)
+      killed.add(victim.pid)
+      kills++
+      // Half come back under their own id (they resume their runs at once); the others are replaced by a new worker, and a live worker recovers the dead one's runs.
+      const id = random() < 0.5 ? victim.workerId : `w${3 + restarts++}`
+      live = [...live.filter((w) => w !== victim), await start(config, id)]
+      if (settled) break
+    }
+    const ended = await outcomes
+    expect(kills, 'the runs ended before 20 kills: make them longer').toBeGreaterThanOrEqual(20)
+    expect(ended.filter((o) => o.stopReason !== 'stop'), 'runs that did not end with stop').toEqual([])
+    for (let i = 0; i < 200; i++) {
+      const log = await logOf(client.store, `s${i}`)
+      checkTranscript(`s${i}`, log)
+      const texts = log.flatMap((e) => (e.type === 'messageEnd' && e.message.role === 'assistant' ? e.message.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])) : []))
+      expect(texts, `s${i}: the answer`).toEqual([Array.from({ length: 12 }, (_, k) => `word${k} `).join('')])
+    }
+    const ledger = await readLedger(config.pg)
+    const again = checkExecutedOnce(ledger, killed)
+    checkOneLiveRun(ledger)
+    console.info(`dbos cluster (seed ${seed}): ${kills} kills, ${again} steps in flight at a kill ran again, ${ledger.filter((r) => r.phase === 'done').length} completed executions`)
+    await Promise.all(live.map((w) => kill(w)))
+  }, 420_000)
+
+  it('an approval asked on one worker, the whole cluster restarted, the decision sent from another process: the run completes on a new worker, the gated tool runs once', async () => {
+    const { config, client } = await setUp()
+    const a = await start(config, 'ga')
+    const { runId } = await client.prompt('g1', 'gated', 'deploy it')
+    for (let i = 0; !(await logOf(client.store, 'g1').catch(() => [])).some((e) => e.type === 'approvalRequested'); i++) {
+      expect(i, 'no approval was requested').toBeLessThan(300)
+      await sleep(100)
+    }
+    await kill(a)
+    // Not yet: nobody runs the session.
+    const b = await start(config, 'gb')
+    const c = await start(config, 'gc')
+    expect(await client.resolveApproval('g1', 'nope', { approved: true })).toBe(false)
+    expect(await client.resolveApproval('g1', 'd1', { approved: true })).toBe(true)
+    const outcome = await client.outcome(runId, { timeoutMs: 60_000 })
+    expect(outcome.stopReason).toBe('stop')
+    const log = await logOf(client.store, 'g1')
+    checkTranscript('g1', log)
+    expect(log.filter((e) => e.type === 'approvalDecided')).toMatchObject([{ toolCallId: 'd1', decision: { approved: true }, by: 'approveTool' }])
+    const ledger = await readLedger(config.pg)
+    expect(ledger.filter((r) => r.key === 'g1:tool:d1')).toHaveLength(1)
+    await Promise.all([kill(b), kill(c)])
+  }, 180_000)
+
+  it('a reader following a session over SSE through a worker crash sees one stream: no position twice, every log entry once, in order, the answer cut by the crash followed by a retry marker and its new attempt', async () => {
+    const { config, client } = await setUp()
+    let w = await start(config, 'sse')
+    const server = await serveSessions(client.store)
+    const seen: SessionRecord[] = []
+    let source: EventSource | undefined
+    try {
+      const { runId } = await client.prompt('slow1', 'ledger', 'stream it')
+      // The reader connects once the session exists (an unknown session is a 404, which ends an EventSource), and reads it from its start.
+      for (let i = 0; (await client.store.info('slow1')) === undefined; i++) {
+        expect(i, 'the session was not created').toBeLessThan(600)
+        await sleep(10)
+      }
+      source = new EventSource(`${server.url}/sessions/${encodeURIComponent('slow1')}/events`)
+      for (const type of recordTypes) source.addEventListener(type, (event) => seen.push(JSON.parse(event.data) as SessionRecord))
+      // Killed while the second answer streams: a text delta of it has reached the reader.
+      for (let i = 0; !seen.some((r) => r.body.type === 'stream' && r.body.chunks.some((c) => c.type === 'textDelta')); i++) {
+        expect(i, `no text streamed: ${JSON.stringify(seen.map((r) => r.body.type)) }`).toBeLessThan(600)
+        await sleep(10)
+      }
+      await kill(w)
+      w = await start(config, 'sse')
+      expect((await client.outcome(runId, { timeoutMs: 60_000 })).stopReason).toBe('stop')
+      const log = await logOf(client.store, 'slow1')
+      for (let i = 0; seen.filter((r) => r.body.type !== 'stream').length < log.length; i++) {
+        expect(i, 'the reader did not get the whole log').toBeLessThan(500)
+        await sleep(20)
+      }
+      const positions = seen.map((r) => r.position)
+      expect(positions, 'positions only grow').toEqual([...positions].sort((x, y) => x - y))
+      expect(new Set(positions).size, 'no position twice').toBe(positions.length)
+      expect(seen.flatMap((r) => (r.body.type === 'stream' ? [] : [r.body]))).toEqual(log)
+      checkTranscript('slow1', log)
+      // The answer streaming at the kill is asked again: the reader is told to drop what it had of it.
+      const chunks = seen.flatMap((r) => (r.body.type === 'stream' ? r.body.chunks : []))
+      const retry = chunks.findIndex((c) => c.type === 'retry')
+      expect(retry, 'a retry marker').toBeGreaterThan(0)
+      expect(chunks[retry + 1]).toMatchObject({ type: 'messageStart' })
+    } finally {
+      source?.close()
+      await server.close()
+      await kill(w)
+    }
+  }, 180_000)
+})
+
+describe('rxagent/dbos without a cluster', () => {
+  it('says what is wrong with bad options before connecting', async () => {
+    await expect(dbosAgentClient({ pg: 42 as never })).rejects.toThrow(/dbosAgentClient: invalid options at pg/)
+  })
+})
