@@ -17,7 +17,7 @@ import { decodeInput, decodePrompts, invalidInput, type AgentMessageInput } from
 import type { AgentMessage } from '../types/message.js'
 import { approvalTopic, type RunInput } from './run-workflow.js'
 import { loadDbos, loadPg } from './sdk.js'
-import { addInput, addRun, migrate, openRuns } from './tables.js'
+import { addInput, addRun, migrate, openRuns, underStartLock } from './tables.js'
 import {
   connectionStringOf,
   DEFAULT_APP,
@@ -41,6 +41,7 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
   const pool: Pool = new pg.Pool({ connectionString: url, max: 4 })
   pool.on('error', () => undefined)
   await migrate(pool)
+  await underStartLock(pool, () => sdk.DBOS.migrate(url))
   const dbos = await sdk.DBOSClient.create({ systemDatabaseUrl: url, applicationName: options.appName ?? DEFAULT_APP })
   const store = options.store ?? (await postgresSessionStore({ connectionString: url }))
 

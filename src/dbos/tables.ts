@@ -57,6 +57,25 @@ export async function migrate(pool: Pool): Promise<void> {
   })
 }
 
+/**
+ * Runs `body` (DBOS's own migrations: they deadlock when several processes
+ * run them at once) holding a session-level advisory lock, so that workers
+ * and clients starting together take turns.
+ */
+export async function underStartLock<T>(pool: Pool, body: () => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK + 1])
+    try {
+      return await body()
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK + 1])
+    }
+  } finally {
+    client.release()
+  }
+}
+
 async function transaction<T>(pool: Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect()
   try {

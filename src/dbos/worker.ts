@@ -21,7 +21,7 @@ import { FunctionValue } from '../types/tool.js'
 import { postgresSessionStore } from '../sessions/postgres-store.js'
 import { executeRun, type RunInput, type WorkerContext } from './run-workflow.js'
 import { dbosApi, loadDbos, loadPg } from './sdk.js'
-import { claimDead, heartbeat, leave, migrate } from './tables.js'
+import { claimDead, heartbeat, leave, migrate, underStartLock } from './tables.js'
 import { connectionStringOf, DEFAULT_APP, RUN_QUEUE, RUN_WORKFLOW, type DbosWorker, type StartWorkerOptions } from './types.js'
 
 const Positive = t.refinement(t.number, (n) => Number.isFinite(n) && n > 0, 'PositiveNumber')
@@ -83,6 +83,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<DbosWork
     )
   }
   DBOS.setConfig({ name: app, systemDatabaseUrl: url, executorID: workerId, logLevel: process.env['RXAGENT_DBOS_LOG_LEVEL'] ?? 'warn' })
+  await underStartLock(pool, () => DBOS.migrate(url))
   await DBOS.launch()
   await DBOS.registerQueue(RUN_QUEUE, {
     workerConcurrency: options.concurrency ?? 4,
