@@ -54,7 +54,7 @@ const node = (args: string[]) => spawnSync(process.execPath, args, { cwd: app, e
 describe('npm pack', () => {
   it('ships the build, the license and the sources the maps point at, and no tests', () => {
     const files = packed.files.map((file) => file.path)
-    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions', 'src/devtools', 'src/mcp']) {
+    for (const entry of ['src', 'operators', 'marbles', 'src/providers', 'src/sessions', 'src/devtools', 'src/mcp', 'src/dbos']) {
       expect(files).toContain(`dist/${entry}/index.js`)
       expect(files).toContain(`dist/${entry}/index.d.ts`)
     }
@@ -80,7 +80,7 @@ describe('npm pack', () => {
 })
 
 describe('loading the installed package', () => {
-  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/pglite', 'rxagent/postgres', 'rxagent/devtools', 'rxagent/mcp']
+  const entries = ['rxagent', 'rxagent/operators', 'rxagent/marbles', 'rxagent/providers', 'rxagent/sessions', 'rxagent/pglite', 'rxagent/postgres', 'rxagent/devtools', 'rxagent/mcp', 'rxagent/dbos']
 
   it('imports every entry point as ESM', () => {
     const script = `for (const e of ${JSON.stringify(entries)}) { const m = await import(e); console.log(e, Object.keys(m).length) }`
@@ -128,6 +128,17 @@ for (const open of [() => pgliteSessionStore({ dataDir: 'unused' }), () => postg
     const run = node(['--input-type=module', '-e', script])
     expect(run.stderr).toBe('')
     expect(run.stdout).toMatch(/^connectMcp needs the optional peer dependency @modelcontextprotocol\/client: npm install @modelcontextprotocol\/client$/m)
+  })
+
+  it('rxagent/dbos without DBOS installed: loads, and says which packages to install when used', () => {
+    const script = `const { startWorker, dbosAgentClient } = await import('rxagent/dbos')
+for (const start of [() => startWorker({ pg: 'postgresql://127.0.0.1:1/x', agents: [] }), () => dbosAgentClient({ pg: 'postgresql://127.0.0.1:1/x' })]) console.log(await start().then(() => 'started', (e) => e.message))`
+    const run = node(['--input-type=module', '-e', script])
+    expect(run.stderr).toBe('')
+    expect(run.stdout).toBe(
+      'startWorker needs the optional peer dependencies @dbos-inc/dbos-sdk and pg: npm install @dbos-inc/dbos-sdk pg\n' +
+        'dbosAgentClient needs the optional peer dependencies @dbos-inc/dbos-sdk and pg: npm install @dbos-inc/dbos-sdk pg\n',
+    )
   })
 
   it("require('rxagent') works on Node 20.19+ (require of the ESM build)", () => {

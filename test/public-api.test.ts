@@ -26,6 +26,7 @@ const entries = {
   'rxagent/pglite': 'src/sessions/pglite-store.ts',
   'rxagent/postgres': 'src/sessions/postgres-store.ts',
   'rxagent/mcp': 'src/mcp/index.ts',
+  'rxagent/dbos': 'src/dbos/index.ts',
 } as const
 type Entry = keyof typeof entries
 
@@ -162,6 +163,10 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'syncMcpTools', 'toolNameFor',
     ],
     types: ['McpConnection', 'McpServeTransport', 'McpServing', 'McpToolDetails', 'ServableAgent', 'ServeMcpOptions', 'ServedAgent', 'ToolsTarget'],
+  },
+  'rxagent/dbos': {
+    values: ['DEFAULT_APP', 'OutcomeTimeout', 'RUN_QUEUE', 'RUN_WORKFLOW', 'ReplayDivergenceError', 'dbosAgentClient', 'startWorker'],
+    types: ['DbosAgentClient', 'DbosAgentClientOptions', 'DbosAgentDefinition', 'DbosRunOutcome', 'DbosWorker', 'PgConnection', 'StartWorkerOptions', 'SubmittedInput'],
   },
 }
 

@@ -7,6 +7,7 @@
 export { startWorker } from './worker.js'
 export { dbosAgentClient, OutcomeTimeout } from './client.js'
 export { DEFAULT_APP, RUN_QUEUE, RUN_WORKFLOW } from './types.js'
+export { ReplayDivergenceError } from '../agent/session-replay.js'
 export type {
   DbosAgentClient,
   DbosAgentClientOptions,
