@@ -49,11 +49,17 @@ CREATE TABLE IF NOT EXISTS ${SCHEMA}.workers (
 );
 `
 
-/** Creates the tables if they are missing. */
+/**
+ * Creates the tables if they are missing. The DDL runs in one transaction
+ * (all or nothing) and only when the tables are not there: `CREATE … IF NOT
+ * EXISTS` still takes locks, which deadlocked against live workers' writes.
+ */
 export async function migrate(pool: Pool): Promise<void> {
+  const present = async (c: Pool | PoolClient) => (await c.query<{ t: string | null }>(`SELECT to_regclass('${SCHEMA}.workers') AS t`)).rows[0]?.t != null
+  if (await present(pool)) return
   await transaction(pool, async (c) => {
     await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
-    await c.query(DDL)
+    if (!(await present(c))) await c.query(DDL)
   })
 }
 
