@@ -33,10 +33,11 @@ const freePort = () =>
   })
 
 /**
- * Starts a cluster; resolves to `{ url, stop() }` (`url`: a connection string to the `postgres`
+ * Starts a cluster; resolves to `{ url, stop(), dataDir }` (`url`: a connection string to the `postgres`
  * database as the `postgres` superuser, trust authentication), or `{ skipped }` saying why not.
+ * `settings`: more server settings (`{ max_connections: 200 }`).
  */
-export async function startCluster() {
+export async function startCluster({ settings = {} } = {}) {
   const bin = postgresBinaries()
   if (bin === undefined) return { skipped: `no PostgreSQL binaries (initdb, pg_ctl) found: ${installHint}` }
   const dir = mkdtempSync(join(tmpdir(), 'rxagent-bench-pg-'))
@@ -69,10 +70,10 @@ export async function startCluster() {
   }
   try {
     run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync'])
-    run('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on`, '-w', 'start'])
+    run('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on${Object.entries(settings).map(([k, v]) => ` -c ${k}=${v}`).join('')}`, '-w', 'start'])
   } catch (error) {
     stop()
     return { skipped: `could not start a PostgreSQL cluster: ${error.message.split('\n')[0]}` }
   }
-  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop }
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop, dataDir: data }
 }

@@ -53,7 +53,7 @@ const kb = (v, runs) => (v === undefined ? undefined : { ...v, median: v.median 
 const k = (n) => (n >= 1000 ? `${n / 1000}k` : String(n))
 
 /** Builds the three tables (in-process, AGENT, WIRE) and checks the targets on this run's numbers. */
-export function report({ results, sizesOf, runtimes, wire, mcp = { skipped: 'not run.' }, smoke, scenarios, partial = false }) {
+export function report({ results, sizesOf, runtimes, wire, mcp = { skipped: 'not run.' }, scale = { skipped: 'not run.' }, smoke, scenarios, partial = false }) {
   const get = (scenario, size, runtime, metric) => results[scenario]?.[size]?.[runtime]?.[metric]
   const pair = (scenario, size, runtime, wall, cpu) => both(get(scenario, size, runtime, wall), get(scenario, size, runtime, cpu))
 
@@ -201,8 +201,74 @@ export function report({ results, sizesOf, runtimes, wire, mcp = { skipped: 'not
         partial,
       )
 
+  const scaleTable = scale.skipped ? (partial ? '' : `SCALE rows skipped: ${scale.skipped}`) : scaleTables(results.scale, partial)
+
   const checked = smoke ? [] : targets({ get, sizesOf, runtimes, results })
-  return { tables: [main, agentTable, durableTable, wireTable, mcpTable].filter((t) => t !== ''), targets: partial ? checked.filter((t) => t.ok !== null) : checked }
+  return { tables: [main, agentTable, durableTable, wireTable, mcpTable, scaleTable].filter((t) => t !== ''), targets: partial ? checked.filter((t) => t.ok !== null) : checked }
+}
+
+/**
+ * SCALE (bench/scale/): rxagent/dbos throughput on 1, 2 and 4 worker processes sharing one PostgreSQL,
+ * then one run at a time in one process, the plain durable session against the same run as a DBOS
+ * workflow; and a line saying how it scaled and what was busy. No targets: measured, reported.
+ */
+function scaleTables(sc, partial) {
+  if (sc === undefined) return ''
+  const one = (x) => (x === undefined || x === null || Number.isNaN(x) ? undefined : { median: x, rounds: 1 })
+  const pct = (x) => one(x === undefined ? undefined : x * 100)
+  const ws = Object.keys(sc.workers)
+  const at = (pick) => Object.fromEntries(ws.map((w) => [w, pick(sc.workers[w])]))
+  const { modelTurns, toolCalls, steps } = sc.perRun
+  const rows = [
+    { name: `SCALE ${sc.runs} runs over ${sc.sessions} sessions, ${sc.concurrency} runs per worker`, unit: `model turns/s (a run: ${modelTurns} turns + ${toolCalls} tool call)`, digits: 1, values: at((r) => one(r.turnsPerS)) },
+    { name: 'SCALE wall, first enqueue to last run done', unit: 's', digits: 2, values: at((r) => one(r.wallMs / 1000)) },
+    { name: `SCALE CPU busy, of ${sc.cores} cores`, unit: '%, workers / PostgreSQL', digits: 0, values: at((r) => both(pct(r.busy.workers), pct(r.busy.postgres))) },
+    { name: 'SCALE CPU per run', unit: 'ms, workers / PostgreSQL', digits: 1, values: at((r) => both(one(r.cpuMsPerRun.workers), one(r.cpuMsPerRun.postgres))) },
+    { name: 'SCALE machine busy, every process', unit: '%', digits: 0, values: at((r) => pct(r.busy.machine)) },
+    // What the CPU spent per run allows on these cores if nothing else ran (an estimate, not a measurement).
+    {
+      name: `SCALE CPU-bound ceiling on ${sc.cores} cores (estimate)`,
+      unit: 'model turns/s, cores ÷ CPU per run',
+      digits: 1,
+      values: at((r) => (r.cpuMsPerRun.postgres === undefined ? undefined : one(((sc.cores * 1000) / (r.cpuMsPerRun.workers + r.cpuMsPerRun.postgres + r.cpuMsPerRun.client)) * modelTurns))),
+    },
+  ]
+  const throughput = table(
+    rows,
+    ws.map((w) => [w, `${w} worker${w === '1' ? '' : 's'}`]),
+    ws.slice(1).map((w) => [w, `${w}/1`]),
+    partial,
+    true,
+  )
+  const o = sc.overhead
+  const overhead =
+    o === undefined
+      ? ''
+      : table(
+          [
+            { name: `SCALE one run at a time (${o.runs} runs): a run of ${steps} steps`, unit: 'ms, DBOS: dequeue to done', digits: 1, values: { plain: one(o.plain.msPerRun), dbos: one(o.dbos.msPerRun) } },
+            { name: 'SCALE per step (model or tool call)', unit: 'ms', digits: 1, values: { plain: one(o.plain.msPerRun / steps), dbos: one(o.dbos.msPerRun / steps) } },
+            { name: 'SCALE DBOS overhead per step', unit: `ms, (DBOS − plain) / ${steps}`, digits: 1, values: { dbos: one(o.overheadMsPerStep) } },
+            { name: `SCALE enqueue to first step (queue polled every ${sc.pollingIntervalMs} ms)`, unit: 'ms', digits: 1, values: { dbos: one(o.dbos.toFirstStepMs) } },
+            { name: 'SCALE CPU per run', unit: 'ms, process / PostgreSQL', digits: 1, values: { plain: both(one(o.plain.cpuMsPerRun.process), one(o.plain.cpuMsPerRun.postgres)), dbos: both(one(o.dbos.cpuMsPerRun.process), one(o.dbos.cpuMsPerRun.postgres)) } },
+          ],
+          [
+            ['plain', 'Agent.open, PostgreSQL store'],
+            ['dbos', 'DBOS workflow, 1 worker in process'],
+          ],
+          [['dbos', 'DBOS/plain']],
+          partial,
+          true,
+        )
+  const f = (x, d = 1) => (x === undefined || x === null || Number.isNaN(x) ? '—' : x.toFixed(d))
+  const first = sc.workers[ws[0]]
+  const speedups = ws.map((w) => `${w}: ${f(sc.workers[w].turnsPerS)} turns/s (${f(sc.workers[w].turnsPerS / first.turnsPerS, 2)}×)`).join(', ')
+  const busy = ws.map((w) => `${w}: ${f(sc.workers[w].busy.total * 100, 0)}% ours, ${f((sc.workers[w].busy.machine ?? NaN) * 100, 0)}% machine`).join('; ')
+  const lines = [
+    `SCALE: a turn is one model call; each run is ${modelTurns} model turns and ${toolCalls} tool call, ${o?.dbos.dbosSteps.length ?? '?'} DBOS steps with rxagent's own (${o?.dbos.dbosSteps.join(', ') ?? '?'}). Workers → throughput: ${speedups}. CPU busy over each window, of ${sc.cores} cores (ours: workers + PostgreSQL + client): ${busy}; load average ${f(sc.loadAverage, 2)} at the start, ${f(sc.loadAverageAfter, 2)} at the end.`,
+    ...(o === undefined ? [] : [`SCALE one at a time: enqueue (client.prompt) ${f(o.dbos.enqueueMs)} ms; enqueue to dequeue ${f(o.dbos.queueMs)} ms (the queue's polling); dequeue to first step ${f(o.dbos.startMs)} ms; the DBOS run (dequeue to done) ${f(o.dbos.msPerRun)} ms against ${f(o.plain.msPerRun)} ms for the plain durable session (opening included): +${f(o.overheadMsPerStep)} ms per model or tool step.`]),
+  ]
+  return [throughput, overhead, ...lines].filter((t) => t !== '').join('\n\n')
 }
 
 /** Issue 13's and issue 14's targets, checked on this run's numbers (medians over the rounds; wall time unless said). */

@@ -3,6 +3,7 @@
 //   node bench/run.mjs --smoke   (every scenario at a tiny size, one round; no files written)
 //   node bench/run.mjs --only=text,agent-text,cold,wire   (those scenarios at full size; no files written)
 //   node bench/run.mjs --only=mcp   (the MCP row alone: a tool call over a local stdio MCP server)
+//   node bench/run.mjs --only=scale (the SCALE rows alone: rxagent/dbos on 1, 2, 4 worker processes; about a minute)
 //
 // For each scenario × size, R rounds; a round runs every runtime once, each in a fresh process, in
 // rotating order (round 2 starts with the second runtime, …), so that every ratio comes from one
@@ -114,6 +115,34 @@ for (const [scenario, spec] of Object.entries(scenarios)) {
 }
 
 cluster?.stop?.()
+
+// --- SCALE: rxagent/dbos workers (1, 2, 4 processes) on a fresh PostgreSQL cluster, and DBOS's per-step overhead (bench/scale/). ---
+
+const scale = {}
+if (!wanted('scale')) scale.skipped = 'not asked for (--only).'
+else {
+  const started = performance.now()
+  const loaded = await import('./scale/index.mjs').catch((error) => error)
+  const dbos = await import('@dbos-inc/dbos-sdk').then(() => undefined, (error) => error)
+  if (loaded instanceof Error) scale.skipped = `bench/scale/ cannot be loaded: ${loaded.code ?? loaded.message.split('\n')[0]}`
+  else if (dbos !== undefined) scale.skipped = `no @dbos-inc/dbos-sdk (${dbos.code ?? dbos.message.split('\n')[0]}): npm ci`
+  else if (!existsSync(join(root, 'dist', 'src', 'dbos', 'index.js'))) scale.skipped = 'no dist/src/dbos in this build: npm run build'
+  else {
+    // Every worker process holds a few pools (DBOS's, the store's, its own): more connections than the default 100.
+    const scaleCluster = await startCluster({ settings: { max_connections: 300 } })
+    if (scaleCluster.url === undefined) scale.skipped = scaleCluster.skipped
+    else {
+      try {
+        const { postmasterPid } = await import('./scale/cpu.mjs')
+        results.scale = await loaded.runScale({ url: scaleCluster.url, smoke, postmasterPid: postmasterPid(scaleCluster.dataDir), log: (line) => process.stderr.write(`${line}\n`) })
+      } finally {
+        scaleCluster.stop()
+      }
+      process.stderr.write(`scale    ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s   (${elapsed()})\n`)
+    }
+  }
+  if (scale.skipped !== undefined) process.stderr.write(`scale    skipped: ${scale.skipped}\n`)
+}
 
 // --- WIRE: real SSE bodies over local HTTP (bench/wire/, helper worker with its own server). ---
 
@@ -229,7 +258,7 @@ for (const [runtime, target] of Object.entries(wanted('cold') ? importTargets : 
 
 // --- The tables and the targets. ---
 
-const { tables, targets } = report({ results, sizesOf, runtimes, wire, mcp, smoke, scenarios, partial: only !== undefined })
+const { tables, targets } = report({ results, sizesOf, runtimes, wire, mcp, scale, smoke, scenarios, partial: only !== undefined })
 const notes = [...(wire.notes?.map((n) => `WIRE skipped: ${n}`) ?? []), ...[...skippedNotes].map((n) => `skipped: ${n}`)]
 const table = [...tables, ...notes].join('\n\n')
 const targetLines = targets.map((t) => `- ${t.ok === null ? '➖' : t.ok ? '✅' : '❌'} ${t.name}: ${t.detail}`).join('\n')

@@ -33,6 +33,12 @@ describe('npm run bench, at a tiny size', () => {
     if (existsSync('bench/wire/worker.mjs')) expect(out).toMatch(/\| WIRE Anthropic text/)
     else expect(out).toContain('WIRE rows skipped: bench/wire/worker.mjs does not exist')
     expect(out).toMatch(new RegExp(String.raw`\| MCP tool call, local stdio server \(5 sequential calls\) \| ms/call, wall / CPU \| \d+\.\d+ / \d+\.\d+ \| \d+\.\d+ / \d+\.\d+ \|`))
+    // SCALE: rxagent/dbos on one worker process and one run at a time (a throwaway PostgreSQL cluster), or skipped saying why.
+    if (/SCALE rows skipped: /.test(out)) expect(out).toMatch(/SCALE rows skipped: (?:no PostgreSQL|could not start|no @dbos-inc)/)
+    else {
+      expect(out).toMatch(/\| SCALE 6 runs over 3 sessions, 4 runs per worker \| model turns\/s \(a run: 2 turns \+ 1 tool call\) \| \d+\.\d \|/)
+      expect(out).toMatch(/\| SCALE DBOS overhead per step \| ms, \(DBOS − plain\) \/ 3 \| — \| -?\d+\.\d \|/)
+    }
     expect(out).toContain('smoke run: every scenario ran and produced the expected result.')
   }, 480_000)
 })
