@@ -101,22 +101,33 @@ export function checkExecutedOnce(rows: readonly LedgerRow[], killed: ReadonlySe
   return again
 }
 
-/** No two processes executed steps of one session at overlapping times (at most one live run per session). */
+/**
+ * No two processes executed steps of one session at overlapping times (at
+ * most one live run per session): each execution spans its start to its
+ * completion (an execution a kill cut short, its start alone).
+ */
 export function checkOneLiveRun(rows: readonly LedgerRow[]): void {
-  const spans = new Map<string, Map<number, [number, number]>>()
+  const executions = new Map<string, { session: string; pid: number; from: number; to: number }>()
   for (const row of rows) {
-    const bySession = spans.get(row.session_id) ?? new Map<number, [number, number]>()
-    spans.set(row.session_id, bySession)
+    const id = `${row.key}@${row.pid}`
     const t = row.at.getTime()
-    const span = bySession.get(row.pid)
-    bySession.set(row.pid, span === undefined ? [t, t] : [Math.min(span[0], t), Math.max(span[1], t)])
+    const e = executions.get(id)
+    if (e === undefined) executions.set(id, { session: row.session_id, pid: row.pid, from: t, to: t })
+    else e.to = Math.max(e.to, t)
   }
-  for (const [session, bySession] of spans) {
-    const sorted = [...bySession.entries()].sort((a, b) => a[1][0] - b[1][0])
-    for (let i = 1; i < sorted.length; i++) {
-      const [pidA, a] = sorted[i - 1]!
-      const [pidB, b] = sorted[i]!
-      expect(b[0] >= a[1], `session ${session}: pids ${pidA} and ${pidB} executed its steps at overlapping times`).toBe(true)
+  const bySession = new Map<string, { pid: number; from: number; to: number }[]>()
+  for (const e of executions.values()) bySession.set(e.session, [...(bySession.get(e.session) ?? []), e])
+  for (const [session, list] of bySession) {
+    list.sort((a, b) => a.from - b.from)
+    // Sweep: the latest end so far, and whose it was; an execution of another process starting before it overlaps.
+    let end = -Infinity
+    let endPid = -1
+    for (const e of list) {
+      if (e.pid !== endPid) expect(e.from >= end, `session ${session}: pids ${endPid} and ${e.pid} executed its steps at overlapping times`).toBe(true)
+      if (e.to >= end) {
+        end = e.to
+        endPid = e.pid
+      }
     }
   }
 }

@@ -9,7 +9,7 @@
 import { EventSource } from 'eventsource'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dbosAgentClient } from '../../src/dbos/index.js'
-import type { DbosAgentClient } from '../../src/dbos/index.js'
+import type { DbosAgentClient, DbosRunOutcome } from '../../src/dbos/index.js'
 import { serveSessions } from '../../src/sessions/serve-sessions.js'
 import type { SessionRecord } from '../../src/agent/session-store.js'
 import { recordTypes } from '../sessions/sse-support.js'
@@ -34,7 +34,7 @@ describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (c
   const clients: DbosAgentClient[] = []
   beforeAll(() => {
     build = buildChildScripts(['test/dbos/children'])
-  })
+  }, 120_000)
   afterAll(async () => {
     for (const w of workers) w.child.kill('SIGKILL')
     for (const c of clients) await c.close().catch(() => undefined)
@@ -58,15 +58,26 @@ describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (c
   it(`200 sessions on 3 workers through 20 SIGKILLs: every run completes, each step done once but the one in flight, one live run per session (seed ${seed})`, async () => {
     const { config, client } = await setUp()
     let live = await Promise.all(['w0', 'w1', 'w2'].map((id) => start(config, id)))
-    const runs = await Promise.all(Array.from({ length: 200 }, (_, i) => client.prompt(`s${i}`, 'ledger', `task ${i}`)))
-    const outcomes = Promise.all(runs.map((r) => client.outcome(r.runId, { timeoutMs: 240_000 })))
-    let settled = false
-    void outcomes.then(() => (settled = true), () => (settled = true))
+    const submitted: Promise<DbosRunOutcome>[] = []
+    let wave: Promise<unknown> = Promise.resolve()
+    let waves = 0
+    let waveDone = true
+    /** A prompt for every session; another wave when the last has ended and the kills go on. */
+    const queueWave = async () => {
+      waves++
+      waveDone = false
+      const runs = await Promise.all(Array.from({ length: 200 }, (_, i) => client.prompt(`s${i}`, 'ledger', `task ${waves}.${i}`)))
+      const outcomes = runs.map((r) => client.outcome(r.runId, { timeoutMs: 300_000 }))
+      submitted.push(...outcomes)
+      wave = Promise.allSettled(outcomes).then(() => (waveDone = true))
+    }
+    await queueWave()
     const killed = new Set<number>()
     let kills = 0
     let restarts = 0
     while (kills < 20) {
-      await sleep(300 + Math.floor(random() * 700))
+      await sleep(400 + Math.floor(random() * 800))
+      if (waveDone) await queueWave()
       const victim = live[Math.floor(random() * live.length)]!
       await kill(victim)
       killed.add(victim.pid)
@@ -74,21 +85,22 @@ describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (c
       // Half come back under their own id (they resume their runs at once); the others are replaced by a new worker, and a live worker recovers the dead one's runs.
       const id = random() < 0.5 ? victim.workerId : `w${3 + restarts++}`
       live = [...live.filter((w) => w !== victim), await start(config, id)]
-      if (settled) break
     }
-    const ended = await outcomes
-    expect(kills, 'the runs ended before 20 kills: make them longer').toBeGreaterThanOrEqual(20)
+    await wave
+    const ended = await Promise.all(submitted)
     expect(ended.filter((o) => o.stopReason !== 'stop'), 'runs that did not end with stop').toEqual([])
+    const answer = Array.from({ length: 12 }, (_, k) => `word${k} `).join('')
     for (let i = 0; i < 200; i++) {
       const log = await logOf(client.store, `s${i}`)
       checkTranscript(`s${i}`, log)
+      expect(log.filter((e) => e.type === 'runStart'), `s${i}: one run per wave`).toHaveLength(waves)
       const texts = log.flatMap((e) => (e.type === 'messageEnd' && e.message.role === 'assistant' ? e.message.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])) : []))
-      expect(texts, `s${i}: the answer`).toEqual([Array.from({ length: 12 }, (_, k) => `word${k} `).join('')])
+      expect(texts, `s${i}: the answers`).toEqual(Array.from({ length: waves }, () => answer))
     }
     const ledger = await readLedger(config.pg)
     const again = checkExecutedOnce(ledger, killed)
     checkOneLiveRun(ledger)
-    console.info(`dbos cluster (seed ${seed}): ${kills} kills, ${again} steps in flight at a kill ran again, ${ledger.filter((r) => r.phase === 'done').length} completed executions`)
+    console.info(`dbos cluster (seed ${seed}): ${kills} kills, ${waves} waves of 200 runs, ${again} steps in flight at a kill ran again, ${ledger.filter((r) => r.phase === 'done').length} completed executions`)
     await Promise.all(live.map((w) => kill(w)))
   }, 420_000)
 
