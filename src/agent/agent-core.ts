@@ -26,6 +26,7 @@ import { ListenerHub } from './listener-hub.js'
 import { contextManagementOf, loopConfigOf, type ContextManagement } from './loop-config.js'
 import { ModelRoutes } from './model-routes.js'
 import { runContextOf } from './plan-mode.js'
+import type { RunContext } from './structured-output.js'
 
 let agentCount = 0
 const noop = (): void => undefined
@@ -182,21 +183,27 @@ export abstract class AgentCore {
 
   /**
    * A decision for a call of a suspended run (see `notSuspended`): logged;
-   * once no call waits any more, a run resumes it (`agentLoopResume`), its
-   * gate answering the logged decisions. `false` when no such call waits.
+   * once no call waits any more, the run goes on (`runResumed`, same run id,
+   * `agentLoopResume`), its gate answering the logged decisions. `false`
+   * when no such call waits.
    */
   protected resumeSuspended(toolCallId: string, decision: ApprovalDecision): boolean {
     if (this.runs.current !== undefined || !this.state.pendingApprovals.some((p) => p.toolCallId === toolCallId)) return false
     const decided = normalized(decodeInput(ApprovalDecisionCodec, decision, 'Agent.resolveApproval', 'decision'))
     this.store.append({ type: 'approvalDecided', toolCallId, decision: decided, by: 'resolveApproval' })
     if (this.state.pendingApprovals.length > 0) return true
-    // Every decision the suspended run logged (some maybe by a process that stopped since), for its gate.
+    // Every decision logged since the suspended run started or last resumed (some maybe by a process that stopped since), for its gate.
     const log = this.store.log
-    for (let i = log.length - 1; i >= 0 && log[i]!.type !== 'runStart'; i--) {
+    let i = log.length - 1
+    for (; i >= 0 && log[i]!.type !== 'runStart' && log[i]!.type !== 'runResumed'; i--) {
       const entry = log[i]!
       if (entry.type === 'approvalDecided') this.approvals.predecide(entry.toolCallId, entry.decision, entry.seq)
     }
-    this.runs.start((context, config) => agentLoopResume(context, config), {}, [])
+    const suspended = log[i]
+    const loop = (context: RunContext, config: AgentLoopConfig) => agentLoopResume(context, config)
+    // The same run goes on (`runResumed`): the log keeps one start and one end per run.
+    if (suspended?.type === 'runStart' || suspended?.type === 'runResumed') this.runs.resume(loop, suspended.runId)
+    else this.runs.start(loop, {}, [])
     return true
   }
 

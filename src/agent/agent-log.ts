@@ -49,6 +49,13 @@ export const InitEntry = entry(
 
 /** A run starts (`prompt`, `continue`, `structured`) with these prompts (possibly none). */
 export const RunStartEntry = entry('runStart', { runId: t.string, prompts: Messages }, 'RunStartEntry')
+/**
+ * A suspended run (it waited for approvals when its session was closed or
+ * its process stopped) goes on in this process, once its last approval is
+ * decided: the same run as its `runStart`, not a new one — it ends with one
+ * `agentEnd` or `runFailed`. Its loop's `agentStart` is not logged again.
+ */
+export const RunResumedEntry = entry('runResumed', { runId: t.string }, 'RunResumedEntry')
 export const AgentStartEntry = entry('agentStart', {}, 'AgentStartEntry')
 export const TurnStartEntry = entry('turnStart', { turnIndex: NonNegativeInteger }, 'TurnStartEntry')
 /** A message joined the transcript (a streamed one as its final message). */
@@ -106,6 +113,7 @@ export const AgentLogEntry = taggedUnion(
   [
     InitEntry,
     RunStartEntry,
+    RunResumedEntry,
     AgentStartEntry,
     TurnStartEntry,
     MessageEndEntry,

@@ -49,6 +49,7 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
     case 'init':
       return stateOfInit(entry, tools)
     case 'runStart':
+    case 'runResumed':
     case 'agentStart':
       return produce(state, (d) => {
         d.isRunning = true

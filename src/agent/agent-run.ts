@@ -112,9 +112,21 @@ export class Runner {
     active.resolve({ messages: [], stopReason: 'aborted', usage: emptyUsage, cost: emptyCost, error })
   }
 
-  readonly start: StartRun = (loop, call, prompts) => {
+  /** Starts a new run of `loop` with `prompts` (logged as `runStart`). */
+  readonly start: StartRun = (loop, call, prompts) => this.begin(loop, call, prompts, undefined)
+
+  /**
+   * Goes on with the suspended run `runId` (it waited for approvals and no
+   * process ran it): the same run, logged as `runResumed`, not a new one —
+   * its loop's `agentStart` is not logged again (see `RunResumedEntry`).
+   */
+  resume(loop: Parameters<StartRun>[0], runId: string): AgentRun {
+    return this.begin(loop, {}, [], runId)
+  }
+
+  private begin(loop: Parameters<StartRun>[0], call: CallOptions, prompts: readonly AgentMessage[], resumed: string | undefined): AgentRun {
     const { host } = this
-    const runId = `${host.id}/run-${++this.count}`
+    const runId = resumed ?? `${host.id}/run-${++this.count}`
     const abort = new AbortController()
     const replay = new RunReplay()
     let settle!: { resolve: (r: AgentResult) => void; reject: (e: unknown) => void }
@@ -124,7 +136,7 @@ export class Runner {
     const active: ActiveRun = { runId, abort, replay, result, resolve: (r) => settle.resolve(r) }
     this.active = active
     this.turnIndex = 0
-    host.store.append({ type: 'runStart', runId, prompts })
+    host.store.append(resumed === undefined ? { type: 'runStart', runId, prompts } : { type: 'runResumed', runId })
     host.boundary.mark(host.store.log.length - 1, host.store.state.messages)
     host.boundary.prompts = prompts
     const finish = (): void => {
@@ -152,7 +164,7 @@ export class Runner {
           if (event.type === 'turnMetrics') {
             const metrics = host.metrics
             if (metrics !== undefined) host.hub.call('metrics collector', () => metrics.onTurn(event.metrics), this.stampedNow(event))
-          } else {
+          } else if (resumed === undefined || event.type !== 'agentStart') {
             try {
               host.store.record(event)
             } catch (error) {

@@ -226,8 +226,9 @@ export class Agent extends AgentCore {
    * waits: unknown, or decided already (by `approveTool`, which answered first).
    *
    * A suspended run (a reopened session whose run waited for approvals) is
-   * resumed once its last pending call is decided: a new run (`waitForIdle()`
-   * awaits it, `events$` streams it) dispatches the decided call and the
+   * resumed once its last pending call is decided: the same run goes on
+   * (logged as `runResumed` with its run id; `waitForIdle()` awaits it,
+   * `events$` streams it) and dispatches the decided call and the
    * other unanswered calls of that answer (asking again where needed), then
    * goes on to the model. Decide it with the approval mode it was asked with.
    *

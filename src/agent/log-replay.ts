@@ -7,7 +7,7 @@ import { decodeAgentLog, type AgentLogCommand, type AgentLogEntry, type InitEntr
 export interface LogReplay {
   readonly entries: readonly AgentLogEntry[]
   readonly init: InitEntry
-  /** How many runs the log started (the next run id counts on from it). */
+  /** How many runs the log started (`runStart`; a `runResumed` goes on with one): the next run id counts on from it. */
   readonly runs: number
   /** The position of the last run or turn boundary (a checkpoint's position). */
   readonly boundary: number
@@ -56,7 +56,7 @@ export function replayOfEntries(entries: readonly AgentLogEntry[], tools: readon
     const missing = named.findIndex((name) => !given.has(name))
     if (missing >= 0) throw invalidInput(entry, 'log', `[${i}].tools[${missing}]`, `the log names a tool '${named[missing]!}' that options.tools lacks`, named[missing])
     if (e.type === 'runStart') runs++
-    if (e.type === 'turnEnd' || e.type === 'runStart' || e.type === 'agentEnd' || e.type === 'reset') boundary = i
+    if (e.type === 'turnEnd' || e.type === 'runStart' || e.type === 'runResumed' || e.type === 'agentEnd' || e.type === 'reset') boundary = i
   })
   return { entries, init: entries[0] as InitEntry, runs, boundary }
 }

@@ -7,7 +7,8 @@
  * Settling a run cut off mid-way (the log has `runStart` and no end):
  * - waiting for approvals (`approvalRequested` without `approvalDecided`):
  *   nothing is appended. The run is suspended: `state.pendingApprovals`
- *   lists the calls; `resolveApproval` resumes it, `abort` gives it up.
+ *   lists the calls; `resolveApproval` resumes it (the same run, logged as
+ *   `runResumed`), `abort` gives it up.
  * - otherwise: the message that was streaming is rebuilt from the stream
  *   records after the last entry and logged as `aborted` (when it has
  *   content), then `runFailed` ({@link PROCESS_STOPPED}) gives every

@@ -114,7 +114,7 @@ export interface PendingApprovalView {
   readonly at: number
 }
 
-/** One run: from its `runStart` to its `agentEnd` / `runFailed` (open while it runs). */
+/** One run: from its `runStart` (through any `runResumed`) to its `agentEnd` / `runFailed` (open while it runs). */
 export interface RunTimeline {
   readonly runId: string
   /** 0, 1, 2… in the session. */

@@ -23,15 +23,31 @@ import { RunBuilder } from './timeline-run.js'
 export { messageGist } from './timeline-run.js'
 
 /**
+ * The suspended run goes on (`runResumed`, after its approvals were decided,
+ * maybe in another process): the same run. The turn it was suspended in
+ * ends at its last record (the resumed loop numbers its turns anew); a mark
+ * says when it resumed.
+ */
+function resume(run: RunBuilder, at: number, position: number): void {
+  if (run.turn !== undefined && run.turn.end === undefined) run.turn.end = run.to
+  run.see(at)
+  run.mark(run.inputs, 'command', at, 'resumed', position)
+}
+
+/**
  * Draws a session's records (any prefix of them, in position order) as
  * runs of lanes. Records before the first run (the `init`, commands,
- * queued messages) go to the run that follows them; entries of an
- * unknown kind are skipped.
+ * queued messages) go to the run that follows them; a `runResumed` goes on
+ * with its run (in a log written before `runResumed` existed, a resumed run
+ * has a `runStart` of its own: the suspended one is drawn `interrupted`);
+ * entries of an unknown kind are skipped.
  */
 export function sessionTimeline(sessionId: string, records: readonly SessionRecord[]): SessionTimeline {
   let agentId: string | undefined
   const runs: RunBuilder[] = []
   let current: RunBuilder | undefined
+  /** The run a `runResumed` just went on with, until its next entry. */
+  let resumed: RunBuilder | undefined
   let before: SessionRecord[] = []
   let lastPosition = 0
   const callNames = new Map<string, string>()
@@ -42,7 +58,12 @@ export function sessionTimeline(sessionId: string, records: readonly SessionReco
       agentId = body.agentId
       continue
     }
-    if (body.type === 'runStart') {
+    if (body.type === 'runResumed' && current?.runId === body.runId) {
+      resume(current, at, position)
+      resumed = current
+      continue
+    }
+    if (body.type === 'runStart' || body.type === 'runResumed') {
       current?.interrupt()
       current = new RunBuilder(body.runId, runs.length, at, callNames)
       runs.push(current)
@@ -60,6 +81,12 @@ export function sessionTimeline(sessionId: string, records: readonly SessionReco
     current.see(at)
     if (body.type === 'stream') current.stream(body, at, position)
     else current.entry(body, at, position)
+    if (body.type === 'turnStart' && current === resumed) {
+      // The resumed turn runs the suspended answer's calls without a model call (`agentLoopResume`): no model bar.
+      current.model.bars.pop()
+      current.modelBar = undefined
+    }
+    if (body.type !== 'stream') resumed = undefined
     if (body.type === 'agentEnd' || body.type === 'runFailed') current = undefined
   }
   const built = runs.map((r) => r.build())

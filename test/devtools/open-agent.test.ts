@@ -55,16 +55,16 @@ describe('serveDevtools({ openAgent })', () => {
     let timeline: SessionTimeline | undefined
     for (let i = 0; i < 1000; i++) {
       timeline = (await get('/api/sessions/left-waiting')).timeline as SessionTimeline
-      if (timeline.runs[1]?.status === 'done' && !(await get('/api/info')).liveSessions.includes('left-waiting')) break
+      if (timeline.runs[0]?.status === 'done' && !(await get('/api/info')).liveSessions.includes('left-waiting')) break
       await new Promise((r) => setTimeout(r, 10))
     }
-    // Agent.open resumes the suspended run as a new one: the first ends where its process left it.
-    const [first, resumed] = timeline!.runs
-    expect(first).toMatchObject({ status: 'interrupted', pendingApprovals: [] })
-    expect(first!.lanes.find((l) => l.id === 'tool:write-c')!.marks.map((m) => m.label)).toEqual(['approval requested for write', 'approved by resolveApproval'])
-    expect(resumed).toMatchObject({ status: 'done', stopReason: 'stop' })
-    expect(resumed!.lanes.map((l) => l.label)).toEqual(['inputs', 'model', 'write write-c'])
-    expect(resumed!.messages.at(-1)!.message).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'Done: c.txt holds a and b.' }] })
+    // Agent.open resumes the suspended run (`runResumed`): one run, which finishes here.
+    expect(timeline!.runs).toHaveLength(1)
+    const run = timeline!.runs[0]!
+    expect(run).toMatchObject({ status: 'done', stopReason: 'stop', pendingApprovals: [] })
+    expect(run.lanes.find((l) => l.id === 'tool:write-c')!.marks.map((m) => m.label)).toEqual(['approval requested for write', 'approved by resolveApproval'])
+    expect(run.lanes.find((l) => l.id === 'inputs')!.marks.map((m) => m.label)).toContain('resumed')
+    expect(run.messages.at(-1)!.message).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'Done: c.txt holds a and b.' }] })
     // The lease is free again: another process may open the session.
     expect(await store.acquireLease('left-waiting', 'someone-else', 1000)).toMatchObject({ acquired: true })
   })

@@ -153,6 +153,29 @@ describe('sessionTimeline', () => {
     expect(tl.runs[1]!.lanes[2]).toMatchObject({ label: 'write w1', bars: [{ kind: 'tool', status: 'running' }] })
   })
 
+  it('draws a resumed run (runResumed) as the same run, which finishes; the turn it was suspended in ends where it stopped', () => {
+    const tl = sessionTimeline('s', records([
+      [0, init],
+      [10, { type: 'runStart', runId: 'a', prompts: [] }],
+      [10, { type: 'turnStart', turnIndex: 0 }],
+      [20, end(toolCalls('w1'))],
+      [30, { type: 'approvalRequested', toolCallId: 'w1', toolName: 'write', args: {} }],
+      [90, { type: 'approvalDecided', toolCallId: 'w1', decision: { approved: true }, by: 'resolveApproval' }],
+      [100, { type: 'runResumed', runId: 'a' }],
+      [100, { type: 'turnStart', turnIndex: 0 }],
+      [100, { type: 'toolExecutionStart', toolCallId: 'w1' }],
+      [120, { type: 'toolExecutionEnd', toolCallId: 'w1' }],
+      [120, end({ role: 'toolResult', toolCallId: 'w1', toolName: 'write', content: [{ type: 'text', text: 'ok' }], isError: false, timestamp: 0 })],
+      [120, { type: 'turnEnd', turnIndex: 0 }],
+      [130, { type: 'agentEnd', stopReason: 'stop' }],
+    ]))
+    expect(tl.runs.map((r) => [r.runId, r.status, r.stopReason, r.end])).toEqual([['a', 'done', 'stop', 130]])
+    const run = tl.runs[0]!
+    expect(run.turns.map((t) => [t.turnIndex, t.start, t.end])).toEqual([[0, 10, 90], [0, 100, 120]])
+    expect(run.lanes[0]!.marks.map((m) => [m.kind, m.label, m.at])).toEqual([['command', 'resumed', 100]])
+    expect(timelineMarbles(run, 10)).toEqual({ inputs: '---------c---', model: '=------------', 'write w1': '--?~~~~~!==--' })
+  })
+
   it('rejects a unit that is not positive', () => {
     const run = sessionTimeline('s', records([[0, init], [1, { type: 'runStart', runId: 'a', prompts: [] }]])).runs[0]!
     expect(() => timelineMarbles(run, 0)).toThrow(/unitMs must be a positive/)
