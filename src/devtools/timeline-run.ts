@@ -5,7 +5,8 @@
  */
 import type { AgentLogEntry } from '../agent/agent-log.js'
 import type { StreamRecord } from '../agent/session-store.js'
-import type { AgentMessage, AssistantMessage } from '../types/message.js'
+import type { AgentMessage } from '../types/message.js'
+import { assistantLabel, assistantStatus, messageGist } from './timeline-labels.js'
 import type { BarStatus, MarkKind, MessageItem, PendingApprovalView, RunTimeline, TimelineBar, TimelineLane, TimelineMark, TurnSummary } from './timeline-model.js'
 
 type MutableBar = { -readonly [K in keyof TimelineBar]: TimelineBar[K] }
@@ -17,30 +18,6 @@ interface Lane {
   readonly bars: MutableBar[]
   readonly marks: TimelineMark[]
 }
-
-const short = (s: string, n = 80): string => {
-  const one = s.replace(/\s+/g, ' ').trim()
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one
-}
-
-/** The text of a message's text blocks, shortened (for labels and titles). */
-export function messageGist(message: AgentMessage, n = 80): string {
-  if (message.role === 'custom') return `custom: ${message.kind}`
-  const texts = message.content.flatMap((c) => (c.type === 'text' ? [c.text] : []))
-  return short(texts.join(' '), n)
-}
-
-function assistantLabel(m: AssistantMessage): string {
-  const calls = m.content.filter((c) => c.type === 'toolCall').length
-  const parts = [m.model]
-  if (m.content.some((c) => c.type === 'thinking')) parts.push('thinking')
-  if (m.content.some((c) => c.type === 'text')) parts.push('text')
-  if (calls > 0) parts.push(`${calls} tool call${calls === 1 ? '' : 's'}`)
-  parts.push(m.stopReason)
-  return parts.join(' · ')
-}
-
-const assistantStatus = (m: AssistantMessage): BarStatus => (m.stopReason === 'error' ? 'error' : m.stopReason === 'aborted' ? 'aborted' : 'ok')
 
 /** A run as its records arrive; `build()` gives its {@link RunTimeline}. */
 export class RunBuilder {

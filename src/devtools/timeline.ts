@@ -20,7 +20,7 @@ import type { SessionRecord } from '../agent/session-store.js'
 import type { SessionTimeline } from './timeline-model.js'
 import { RunBuilder } from './timeline-run.js'
 
-export { messageGist } from './timeline-run.js'
+export { messageGist } from './timeline-labels.js'
 
 /**
  * Draws a session's records (any prefix of them, in position order) as
