@@ -227,7 +227,7 @@ export {
   AgentRunEvent,
 } from './agent/agent-events.js'
 export type { AgentState, PendingApproval } from './agent/agent-state.js'
-export { AGENT_LOG_FORMAT, AgentLogEntry, decodeAgentLog } from './agent/agent-log.js'
+export { AGENT_LOG_FORMAT, AgentLogEntry, decodeAgentLog, StreamMarks } from './agent/agent-log.js'
 export {
   Checkpoint,
   CHECKPOINT_FORMAT,

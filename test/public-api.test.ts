@@ -42,7 +42,7 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'MessageEndEvent', 'MessageStartChunk', 'MessageStartEvent', 'MessageUpdateEvent', 'ModelChangeEvent',
       'ModelFallbackEvent', 'ModelSpec', 'NonNegativeInteger', 'NonNegativeNumber', 'PolicyDecisionEvent',
       'PolicySlot', 'ProviderChunk', 'ProviderError', 'ProviderErrorInfo', 'ProviderErrorKind', 'RetryChunk',
-      'StopChunk', 'StopReason', 'StreamOptions', 'StreamRetryEvent', 'StructuredOutputError', 'TextContent',
+      'StopChunk', 'StopReason', 'StreamMarks', 'StreamOptions', 'StreamRetryEvent', 'StructuredOutputError', 'TextContent',
       'TextDeltaChunk', 'ThinkingBudgets', 'ThinkingContent', 'ThinkingDeltaChunk', 'ThinkingLevel',
       'ThinkingRedactedChunk', 'ThinkingSignatureChunk', 'ToolApprovalEndEvent', 'ToolApprovalRequestEvent',
       'ToolCallContent', 'ToolExecutionEndEvent', 'ToolExecutionStartEvent', 'ToolExecutionUpdateEvent',

@@ -11,13 +11,16 @@
  *   `streamMessage`, which is empty whenever a run is not streaming);
  * - tools are recorded by name (they hold functions): replaying resolves the
  *   names against the tools the replaying agent is given;
- * - models are recorded as `ModelSpec`s; a route's stream function is not.
+ * - models are recorded as `ModelSpec`s; a route's stream function is not;
+ * - a streamed assistant message's `messageEnd` carries its {@link StreamMarks}
+ *   (when the turn started, its first chunk, retries and fallbacks): a few
+ *   numbers, so that a finished run's timeline keeps them.
  *
  * Every entry has `seq`, its position in the log (0, 1, 2…): an entry is
  * appended at the next position, which a durable store can check.
  */
 import * as t from 'io-ts'
-import { NonNegativeInteger, describeValue, struct, taggedUnion } from '../types/codec.js'
+import { NonNegativeInteger, NonNegativeNumber, describeValue, struct, taggedUnion } from '../types/codec.js'
 import { decodeInput, invalidInput } from '../types/input.js'
 import { AgentMessage } from '../types/message.js'
 import { ModelSpec } from '../types/model.js'
@@ -58,8 +61,32 @@ export const RunStartEntry = entry('runStart', { runId: t.string, prompts: Messa
 export const RunResumedEntry = entry('runResumed', { runId: t.string }, 'RunResumedEntry')
 export const AgentStartEntry = entry('agentStart', {}, 'AgentStartEntry')
 export const TurnStartEntry = entry('turnStart', { turnIndex: NonNegativeInteger }, 'TurnStartEntry')
-/** A message joined the transcript (a streamed one as its final message). */
-export const MessageEndEntry = entry('messageEnd', { message: AgentMessage }, 'MessageEndEntry')
+/** A discarded attempt of a streamed message: it is called again after `delayMs`. */
+export const StreamRetryMark = t.type({ at: t.number, attempt: NonNegativeInteger, delayMs: NonNegativeNumber, error: t.string }, 'StreamRetryMark')
+/** The next model of the fallback chain took the message over. */
+export const StreamFallbackMark = t.type({ at: t.number, provider: t.string, modelId: t.string, error: t.string }, 'StreamFallbackMark')
+/**
+ * When a streamed assistant message happened, in ms from the agent's
+ * scheduler: its turn's start (the model call begins there, as in
+ * `turnMetrics`), its first content chunk (absent when none came), its end,
+ * and the retries and fallbacks on the way (absent when none). Its chunks are
+ * not kept; these marks are what a finished run's timeline draws.
+ */
+export const StreamMarks = struct(
+  'StreamMarks',
+  { startedAt: t.number, endedAt: t.number },
+  { firstChunkAt: t.number, retries: t.readonlyArray(StreamRetryMark), fallbacks: t.readonlyArray(StreamFallbackMark) },
+)
+export type StreamMarks = t.TypeOf<typeof StreamMarks>
+/**
+ * A message joined the transcript (a streamed one as its final message).
+ * `stream`, on a streamed assistant message, says when it streamed; a log
+ * written before it existed has none.
+ */
+export const MessageEndEntry = t.intersection(
+  [entry('messageEnd', { message: AgentMessage }, 'MessageEndEntry'), t.partial({ stream: StreamMarks })],
+  'MessageEndEntry',
+)
 export const ToolStartEntry = entry('toolExecutionStart', { toolCallId: t.string }, 'ToolStartEntry')
 export const ToolEndEntry = entry('toolExecutionEnd', { toolCallId: t.string }, 'ToolEndEntry')
 export const TurnEndEntry = entry('turnEnd', { turnIndex: NonNegativeInteger }, 'TurnEndEntry')

@@ -11,6 +11,7 @@ import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
 import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, type ToolResolver } from './agent-reducer.js'
 import type { AgentState } from './agent-state.js'
+import { StreamMarker } from './stream-marks.js'
 
 /** See the module comment. */
 export class AgentStore {
@@ -37,8 +38,12 @@ export class AgentStore {
   readonly state$: Observable<AgentState>
   /** Every entry appended from now on. */
   readonly log$: Observable<AgentLogEntry> = this.log$$.asObservable()
+  /** The marks of the message streaming now, for its `messageEnd` (`stream-marks.ts`). */
+  private readonly marker: StreamMarker
 
-  constructor(init: Omit<InitEntry, 'seq'>, tools: readonly AgentTool[]) {
+  /** @param now the agent's clock (its scheduler's `now`): the times of a streamed message's marks. */
+  constructor(init: Omit<InitEntry, 'seq'>, tools: readonly AgentTool[], now: () => number) {
+    this.marker = new StreamMarker(now)
     this.know(tools)
     const entry: AgentLogEntry = { ...init, seq: 0 }
     this.entries = [entry]
@@ -76,6 +81,7 @@ export class AgentStore {
       case 'messageUpdate': {
         const chunks = this.chunks
         if (chunks !== undefined) chunks(event.chunk)
+        if (this.marker.awaitingChunk) this.marker.chunk(event.chunk)
         return this.stream(event.message)
       }
       case 'messageStart':
@@ -85,21 +91,28 @@ export class AgentStore {
         }
         return
       case 'streamRetry':
+        this.marker.retry(event)
         this.chunks?.({ type: 'retry', attempt: event.attempt, delayMs: event.delayMs, error: event.error })
         return this.stream(undefined)
       case 'modelFallback':
+        this.marker.fallback(event)
         this.chunks?.({ type: 'retry', attempt: 0, delayMs: 0, error: event.error, model: event.to })
         return this.stream(undefined)
       case 'agentStart':
         this.append({ type: 'agentStart' })
         return
       case 'turnStart':
+        this.marker.turnStart()
+        this.append({ type: 'turnStart', turnIndex: event.turnIndex })
+        return
       case 'turnEnd':
-        this.append({ type: event.type, turnIndex: event.turnIndex })
+        this.append({ type: 'turnEnd', turnIndex: event.turnIndex })
         return
-      case 'messageEnd':
-        this.append({ type: 'messageEnd', message: event.message })
+      case 'messageEnd': {
+        const stream = event.message.role === 'assistant' ? this.marker.end() : undefined
+        this.append(stream === undefined ? { type: 'messageEnd', message: event.message } : { type: 'messageEnd', message: event.message, stream })
         return
+      }
       case 'toolExecutionStart':
       case 'toolExecutionEnd':
         this.append({ type: event.type, toolCallId: event.toolCallId })

@@ -42,7 +42,7 @@ export {
   TurnMetricsEvent,
 } from './agent-events.js'
 export type { AgentState, PendingApproval } from './agent-state.js'
-export { AGENT_LOG_FORMAT, AgentLogEntry, decodeAgentLog } from './agent-log.js'
+export { AGENT_LOG_FORMAT, AgentLogEntry, decodeAgentLog, StreamMarks } from './agent-log.js'
 export { Checkpoint, CHECKPOINT_FORMAT, decodeCheckpoint, InMemoryCheckpointStore, type CheckpointInfo, type CheckpointStore } from './checkpoint.js'
 export { turnMetrics, type MetricsCollector } from './metrics.js'
 export { subAgentTool, type SubAgentToolOptions } from './sub-agent.js'

@@ -86,7 +86,7 @@ export interface TurnSummary {
   readonly model: string | undefined
   /** From the turn's start to the assistant message's end. */
   readonly modelMs: number | undefined
-  /** From the turn's start to its first content chunk; known only while the stream's records are kept (a live run), since they are compacted when the message ends. */
+  /** From the turn's start to its first content chunk: from the stream's records while the message streams, then from the marks its `messageEnd` carries; unknown for a message logged without them (an older log), or that had no content. */
   readonly ttftMs: number | undefined
   readonly inputTokens: number
   readonly outputTokens: number

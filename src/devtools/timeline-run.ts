@@ -3,13 +3,15 @@
  * splits the records into runs): its lanes, bars and marks, turns, messages
  * and pending approvals.
  */
-import type { AgentLogEntry } from '../agent/agent-log.js'
+import type { AgentLogEntry, StreamMarks } from '../agent/agent-log.js'
 import type { StreamRecord } from '../agent/session-store.js'
-import type { AgentMessage, AssistantMessage } from '../types/message.js'
+import type { AgentMessage } from '../types/message.js'
+import { assistantLabel, assistantStatus, messageGist } from './timeline-labels.js'
 import type { BarStatus, MarkKind, MessageItem, PendingApprovalView, RunTimeline, TimelineBar, TimelineLane, TimelineMark, TurnSummary } from './timeline-model.js'
 
 type MutableBar = { -readonly [K in keyof TimelineBar]: TimelineBar[K] }
-type MutableTurn = { -readonly [K in keyof TurnSummary]: TurnSummary[K] } & { firstTokenAt?: number }
+/** `firstTokenAt`: when its first chunk came; `retriesDrawn`: its stream records drew its retries and fallbacks. */
+type MutableTurn = { -readonly [K in keyof TurnSummary]: TurnSummary[K] } & { firstTokenAt?: number; retriesDrawn?: boolean }
 interface Lane {
   readonly id: string
   readonly kind: TimelineLane['kind']
@@ -17,30 +19,6 @@ interface Lane {
   readonly bars: MutableBar[]
   readonly marks: TimelineMark[]
 }
-
-const short = (s: string, n = 80): string => {
-  const one = s.replace(/\s+/g, ' ').trim()
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one
-}
-
-/** The text of a message's text blocks, shortened (for labels and titles). */
-export function messageGist(message: AgentMessage, n = 80): string {
-  if (message.role === 'custom') return `custom: ${message.kind}`
-  const texts = message.content.flatMap((c) => (c.type === 'text' ? [c.text] : []))
-  return short(texts.join(' '), n)
-}
-
-function assistantLabel(m: AssistantMessage): string {
-  const calls = m.content.filter((c) => c.type === 'toolCall').length
-  const parts = [m.model]
-  if (m.content.some((c) => c.type === 'thinking')) parts.push('thinking')
-  if (m.content.some((c) => c.type === 'text')) parts.push('text')
-  if (calls > 0) parts.push(`${calls} tool call${calls === 1 ? '' : 's'}`)
-  parts.push(m.stopReason)
-  return parts.join(' · ')
-}
-
-const assistantStatus = (m: AssistantMessage): BarStatus => (m.stopReason === 'error' ? 'error' : m.stopReason === 'aborted' ? 'aborted' : 'ok')
 
 /** A run as its records arrive; `build()` gives its {@link RunTimeline}. */
 export class RunBuilder {
@@ -127,7 +105,7 @@ export class RunBuilder {
       from: this.from,
       to: this.to,
       lanes: lanes.map((l) => ({ id: l.id, kind: l.kind, label: l.label, bars: l.bars.map((b) => ({ ...b })), marks: [...l.marks] })),
-      turns: this.turns.map(({ firstTokenAt: _, ...t }) => t),
+      turns: this.turns.map(({ firstTokenAt: _, retriesDrawn: __, ...t }) => t),
       messages: [...this.messages],
       pendingApprovals: [...this.pending.values()],
     }
@@ -152,6 +130,7 @@ export class RunBuilder {
           kinds.add('toolUse')
           break
         case 'retry':
+          if (this.turn !== undefined) this.turn.retriesDrawn = true
           if (chunk.model !== undefined) this.mark(this.model, 'fallback', at, `fallback to ${chunk.model.modelId}: ${chunk.error.message}`, position)
           else this.mark(this.model, 'retry', at, `retry ${chunk.attempt} in ${chunk.delayMs} ms: ${chunk.error.message}`, position)
           break
@@ -164,6 +143,25 @@ export class RunBuilder {
       this.turn.ttftMs = at - this.turn.start
     }
     for (const kind of kinds) this.mark(this.model, kind, at, kind === 'toolUse' ? 'tool-use chunks' : `${kind} chunks`, position)
+  }
+
+  /**
+   * A finished message's marks (`messageEnd.stream`; its stream records are
+   * compacted): its turn's time to first token, and its retries and
+   * fallbacks unless its stream records drew them already.
+   */
+  streamMarks(marks: StreamMarks, position: number): void {
+    const turn = this.turn
+    if (turn !== undefined && marks.firstChunkAt !== undefined) {
+      turn.firstTokenAt = marks.firstChunkAt
+      turn.ttftMs = marks.firstChunkAt - turn.start
+    }
+    if (turn?.retriesDrawn === true) return
+    const drawn: TimelineMark[] = [
+      ...(marks.retries ?? []).map((r): TimelineMark => ({ kind: 'retry', at: r.at, label: `retry ${r.attempt} in ${r.delayMs} ms: ${r.error}`, position })),
+      ...(marks.fallbacks ?? []).map((f): TimelineMark => ({ kind: 'fallback', at: f.at, label: `fallback to ${f.modelId}: ${f.error}`, position })),
+    ]
+    this.model.marks.push(...drawn.sort((a, b) => a.at - b.at))
   }
 
   message(message: AgentMessage, at: number, position: number): void {
@@ -230,6 +228,7 @@ export class RunBuilder {
         break
       case 'messageEnd':
         this.message(e.message, at, position)
+        if (e.stream !== undefined && e.message.role === 'assistant') this.streamMarks(e.stream, position)
         break
       case 'toolExecutionStart': {
         const lane = this.tool(e.toolCallId)

@@ -13,14 +13,17 @@
  *
  * What the log does not hold is not drawn: the chunks of a finished message
  * are compacted into its `messageEnd` (its content is in the inspector; its
- * chunk marks and time to first token are there only while it streams), and
- * policy verdicts appear only as the stop reason they caused.
+ * chunk marks are there only while it streams). Its time to first token,
+ * retries and fallbacks come from its stream records while it streams, then
+ * from the marks its `messageEnd` carries (`StreamMarks`; a log written
+ * before them has none). Policy verdicts appear only as the stop reason they
+ * caused.
  */
 import type { SessionRecord } from '../agent/session-store.js'
 import type { SessionTimeline } from './timeline-model.js'
 import { RunBuilder } from './timeline-run.js'
 
-export { messageGist } from './timeline-run.js'
+export { messageGist } from './timeline-labels.js'
 
 /**
  * The suspended run goes on (`runResumed`, after its approvals were decided,

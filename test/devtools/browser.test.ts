@@ -132,7 +132,7 @@ describe.skipIf(!haveChromium)(`the devtools page in headless Chromium${haveChro
     await expect.poll(() => page.locator('[data-bar="turn-1"]').getAttribute('data-status')).toBe('running')
     const marks = await page.locator('[data-lane="model"] [data-mark]').evaluateAll((ms) => ms.map((m) => m.getAttribute('data-mark')))
     expect(marks).toEqual(['thinking', 'text', 'retry', 'fallback', 'text', 'text'])
-    expect(await page.locator('[data-chart="ttft"] rect[data-value]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-value')))).toEqual(['', '430'])
+    expect(await page.locator('[data-chart="ttft"] rect[data-value]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-value')))).toEqual(['310', '430'])
     expect(await page.locator('[data-lane="tool:read-1"]').getAttribute('data-bars')).toBe('2')
     expect(await page.locator('#runs button').first().textContent()).toContain('(running)')
     await page.locator('#timeline').screenshot({ path: join(ARTIFACTS, 'streaming-timeline.png') })

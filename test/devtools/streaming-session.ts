@@ -2,10 +2,12 @@
  * A session caught mid-stream, written record by record with set times: a
  * finished turn with two parallel tool calls (one approved), a steering
  * message, and a second turn streaming now — thinking, text, a retry, a
- * fallback to another model, more text. Its stream records are still there
- * (they are compacted when the message ends), so the timeline shows the
- * chunk marks and the time to first token. The README's screenshot is drawn
- * from it.
+ * fallback to another model, more text. The first turn's message is
+ * finished: its chunks are compacted, its time to first token is in the marks
+ * its `messageEnd` carries. The second's stream records are still there (they
+ * are compacted when the message ends), so the timeline shows its chunk
+ * marks, retry, fallback and time to first token. The README's screenshot is
+ * drawn from it.
  */
 import type { SessionRecordBody, SessionStore, TimedRecord } from '../../src/agent/session-store.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
@@ -28,7 +30,7 @@ const script: readonly (readonly [number, Body])[] = [
   [0, { type: 'agentStart' }],
   [0, { type: 'messageEnd', message: userMessage('Draft the notes for v0.2 from the git log and the changelog.') }],
   [0, { type: 'turnStart', turnIndex: 0 }],
-  [820, { type: 'messageEnd', message: assistantMessage([{ type: 'thinking', thinking: 'Need the log and the changelog.' }, { type: 'toolCall', id: 'log-1', name: 'git_log', arguments: { since: 'v0.1.0' } }, { type: 'toolCall', id: 'read-1', name: 'read_file', arguments: { path: 'CHANGELOG.md' } }], { provider: 'anthropic', model: model.modelId, stopReason: 'toolUse', usage: { ...emptyUsage, input: 2400, output: 120, total: 2520 }, cost: { ...emptyCost, total: 0.0090 } }) }],
+  [820, { type: 'messageEnd', stream: { startedAt: T0, firstChunkAt: T0 + 310, endedAt: T0 + 820 }, message: assistantMessage([{ type: 'thinking', thinking: 'Need the log and the changelog.' }, { type: 'toolCall', id: 'log-1', name: 'git_log', arguments: { since: 'v0.1.0' } }, { type: 'toolCall', id: 'read-1', name: 'read_file', arguments: { path: 'CHANGELOG.md' } }], { provider: 'anthropic', model: model.modelId, stopReason: 'toolUse', usage: { ...emptyUsage, input: 2400, output: 120, total: 2520 }, cost: { ...emptyCost, total: 0.0090 } }) }],
   [830, { type: 'toolExecutionStart', toolCallId: 'log-1' }],
   [830, { type: 'approvalRequested', toolCallId: 'read-1', toolName: 'read_file', args: { path: 'CHANGELOG.md' } }],
   [1150, { type: 'approvalDecided', toolCallId: 'read-1', decision: { approved: true }, by: 'resolveApproval' }],

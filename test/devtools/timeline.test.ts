@@ -123,6 +123,41 @@ describe('sessionTimeline', () => {
     expect(run.lanes[1]!.marks.find((m) => m.kind === 'fallback')!.label).toBe('fallback to m2: busy')
   })
 
+  it('draws a finished message from the marks its messageEnd carries: time to first token, retries, fallbacks', () => {
+    const busy = 'overloaded (529)'
+    const marked: Body = {
+      type: 'messageEnd',
+      message: assistantMessage('Hello'),
+      stream: { startedAt: 100, firstChunkAt: 130, endedAt: 190, retries: [{ at: 120, attempt: 1, delayMs: 5, error: busy }], fallbacks: [{ at: 150, provider: 'p', modelId: 'm2', error: busy }] },
+    }
+    const finished: (readonly [number, Body])[] = [
+      [0, init],
+      [100, { type: 'runStart', runId: 'r-4', prompts: [] }],
+      [100, { type: 'turnStart', turnIndex: 0 }],
+      [190, marked],
+      [190, { type: 'turnEnd', turnIndex: 0 }],
+      [190, { type: 'agentEnd', stopReason: 'stop' }],
+    ]
+    const run = sessionTimeline('s', records(finished)).runs[0]!
+    expect(run.turns[0]!.ttftMs).toBe(30)
+    expect(timelineMarbles(run, 10)).toEqual({ inputs: '----------', model: '==r==F===-' })
+    expect(run.lanes[1]!.marks.map((m) => [m.kind, m.label, m.position])).toEqual([
+      ['retry', 'retry 1 in 5 ms: overloaded (529)', 4],
+      ['fallback', 'fallback to m2: overloaded (529)', 4],
+    ])
+
+    // Watched live, its stream records drew the retries already: not twice; the time to first token is the entry's.
+    const live = sessionTimeline('s', records([
+      ...finished.slice(0, 3),
+      [110, stream(3, { type: 'messageStart', id: 'x', model: 'm' })],
+      [120, stream(3, { type: 'retry', attempt: 1, delayMs: 5, error: { kind: 'overloaded', message: busy, retryable: true } } as ProviderChunk)],
+      [140, stream(3, { type: 'textDelta', text: 'Hel' })],
+      ...finished.slice(3),
+    ])).runs[0]!
+    expect(live.turns[0]!.ttftMs).toBe(30)
+    expect(live.lanes[1]!.marks.map((m) => m.kind)).toEqual(['retry', 'text'])
+  })
+
   it('ends open bars with a failed run, and starts a new run after it', () => {
     const tl = sessionTimeline('s', records([
       [0, init],

@@ -92,9 +92,10 @@ async function refresh() {
 }
 
 /**
- * A message's chunks are compacted into it when it ends, and with them its
- * time to first token: the times seen while watching a run live are kept
- * here, so that its chart stays filled.
+ * A finished message's time to first token comes from the marks its
+ * `messageEnd` carries; a log written before them has none, and its chunks
+ * are compacted when it ends: the times seen while watching such a run live
+ * are kept here, so that its chart stays filled.
  */
 function keepTtft(runs) {
   for (const run of runs) {
@@ -261,7 +262,7 @@ $('legend').replaceChildren(
   'Bars: ', h('b', {}, 'model call'), ' per turn, ', h('b', {}, 'tool execution'), ' per call (overlaps ran together), ', h('b', {}, 'approval wait'),
   '; purple while running, red on error, grey when aborted. Marks: ',
   ...Object.entries(MARK_LETTERS).map(([kind, letter], i) => `${i ? ', ' : ''}${letter} ${MARK_NAMES[kind]}`),
-  '. Chunk marks and time to first token are kept only while a message streams.',
+  '. Chunk marks are drawn only while a message streams; a finished message keeps its time to first token, retries and fallbacks.',
 )
 
 api('info').then((info) => {

@@ -148,6 +148,6 @@ export function drawCharts(container, turns) {
     barChart('Output tokens', 'output', turns, turns.map((t) => t.outputTokens), n),
     barChart('Cost', 'cost', turns, turns.map((t) => t.cost), (v) => (v === 0 ? '$0' : `$${v >= 1 ? v.toFixed(2) : v.toPrecision(2)}`)),
     barChart('Time to first token', 'ttft', turns, turns.map((t) => t.ttftMs ?? undefined), formatMs,
-      'n/a: a message’s chunks are compacted into it when it ends; times to first token are known for turns watched live.'),
+      'n/a: no content came, or the message was logged without its stream marks (an older log) and was not watched live.'),
   )
 }
