@@ -45,20 +45,48 @@ function inWorkflowContext(): (run: () => unknown) => void {
   return AsyncResource.bind((run: () => unknown): void => void run())
 }
 
-/** Appends `chunk` to `into`, merging it into the last chunk when both are text, thinking or argument deltas of one block. */
-function pushMerged(into: ProviderChunk[], chunk: ProviderChunk): void {
-  const last = into[into.length - 1]
-  if (last !== undefined && last.type === chunk.type) {
-    if (last.type === 'textDelta' || last.type === 'thinkingDelta') {
-      into[into.length - 1] = { type: last.type, text: last.text + (chunk as { text: string }).text }
+/**
+ * The chunks a model step records, adjacent text, thinking and argument
+ * deltas of one block merged. A delta costs a type test and a string
+ * concatenation (no object per delta), as in the session writer.
+ */
+class RecordedChunks {
+  private readonly chunks: ProviderChunk[] = []
+  private deltaType: 'textDelta' | 'thinkingDelta' | 'toolUseArgsDelta' | undefined
+  private deltaId = ''
+  private deltaText = ''
+
+  push(chunk: ProviderChunk): void {
+    const type = chunk.type
+    if (type === 'textDelta' || type === 'thinkingDelta' || type === 'toolUseArgsDelta') {
+      const id = type === 'toolUseArgsDelta' ? chunk.id : ''
+      const text = type === 'toolUseArgsDelta' ? chunk.fragment : chunk.text
+      if (this.deltaType === type && this.deltaId === id) {
+        this.deltaText += text
+        return
+      }
+      this.endDelta()
+      this.deltaType = type
+      this.deltaId = id
+      this.deltaText = text
       return
     }
-    if (last.type === 'toolUseArgsDelta' && last.id === (chunk as { id: string }).id) {
-      into[into.length - 1] = { type: last.type, id: last.id, fragment: last.fragment + (chunk as { fragment: string }).fragment }
-      return
-    }
+    this.endDelta()
+    this.chunks.push(chunk)
   }
-  into.push(chunk)
+
+  /** The chunks so far (the open delta included). */
+  done(): readonly ProviderChunk[] {
+    this.endDelta()
+    return this.chunks
+  }
+
+  private endDelta(): void {
+    const type = this.deltaType
+    if (type === undefined) return
+    this.deltaType = undefined
+    this.chunks.push(type === 'toolUseArgsDelta' ? { type, id: this.deltaId, fragment: this.deltaText } : { type, text: this.deltaText })
+  }
 }
 
 function recordError(error: unknown): NonNullable<ModelStepRecord['error']> {
@@ -88,31 +116,31 @@ export function durableStreamFn(dbos: DbosApi, streamFn: StreamFn, gate: ReplayG
         .runStep(
           () =>
             new Promise<ModelStepRecord>((resolve) => {
-              const chunks: ProviderChunk[] = []
+              const recorded = new RecordedChunks()
               let ended = false
-              const end = (record: ModelStepRecord): void => {
+              const end = (record: Omit<ModelStepRecord, 'chunks'>): void => {
                 if (ended) return
                 ended = true
-                resolve(record)
+                resolve({ chunks: recorded.done(), ...record })
               }
               const inner = streamFn(request).subscribe({
                 next: (chunk) => {
-                  pushMerged(chunks, chunk)
+                  recorded.push(chunk)
                   outside(() => closed || subscriber.next(chunk))
                 },
                 error: (error: unknown) => {
-                  end({ chunks, error: recordError(error) })
+                  end({ error: recordError(error) })
                   outside(() => closed || subscriber.error(error))
                 },
                 complete: () => {
-                  end({ chunks })
+                  end({})
                   outside(() => closed || subscriber.complete())
                 },
               })
               live = {
                 stop: () => {
                   inner.unsubscribe()
-                  end({ chunks, cancelled: true })
+                  end({ cancelled: true })
                 },
               }
               if (closed) live.stop()
