@@ -1,9 +1,9 @@
 /**
  * `dbosAgentClient`: talks to a cluster from any process — a web server that
  * runs no agents — through DBOS's client (no DBOS runtime in the process).
- * Prompts queue runs; steering and follow-ups go to the session's inbox
- * (`tables.ts`), or queue a run when none is open; approval decisions are
- * DBOS messages to the run waiting for them.
+ * Prompts queue runs; steering and follow-ups are DBOS messages to the
+ * session's open run (or, when none is open, the prompt of a new run);
+ * approval decisions are DBOS messages to the run waiting for them.
  */
 import { randomUUID } from 'node:crypto'
 import * as t from 'io-ts'
@@ -15,9 +15,9 @@ import type { ApprovalDecision } from '../policy/approval.js'
 import { errorText } from '../types/codec.js'
 import { decodeInput, decodePrompts, invalidInput, type AgentMessageInput } from '../types/input.js'
 import type { AgentMessage } from '../types/message.js'
-import { approvalTopic, type RunInput } from './run-workflow.js'
+import { approvalTopic, INPUT_TOPIC, type RunInput } from './run-workflow.js'
 import { loadDbos, loadPg } from './sdk.js'
-import { addInput, addRun, migrate, openRuns, underStartLock } from './tables.js'
+import { addRun, migrate, openRuns, sendInput, underStartLock, type InboxMessage } from './tables.js'
 import {
   connectionStringOf,
   DEFAULT_APP,
@@ -60,10 +60,10 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
   const input = async (queue: 'steering' | 'followUp', sessionId: string, message: string | AgentMessageInput, entry: string): Promise<SubmittedInput> => {
     decodeInput(NonEmpty, sessionId, entry, 'sessionId')
     const decoded = messageOf(message, entry)
-    const { agent, openRun } = await addInput(pool, sessionId, { queue, message: decoded })
-    if (!openRun) return queueRun(sessionId, agent, [])
-    const [live] = await openRuns(pool, sessionId)
-    return { sessionId, runId: live ?? '' }
+    const body: InboxMessage = { queue, message: decoded }
+    const { agent, runId } = await sendInput(pool, sessionId, (run) => dbos.send(run, body, INPUT_TOPIC))
+    // No run open: the message starts one (steering with nothing to steer, or a follow-up after the last run ended).
+    return runId === undefined ? queueRun(sessionId, agent, [decoded]) : { sessionId, runId }
   }
 
   return {

@@ -6,15 +6,19 @@
  *    run starts at.
  * 2. The agent is rebuilt from the log as it stood then
  *    (`Agent.openReplaying`) with its model and tools as steps
- *    (`durable-steps.ts`), its approvals as DBOS messages, and the session's
- *    inbox read after every turn (`rxagent.inbox` steps). In a first
+ *    (`durable-steps.ts`), its approvals as DBOS messages, and the steering
+ *    and follow-up messages clients sent it (DBOS messages on
+ *    `rxagent.input`) received after every turn: a step (`rxagent.inbox`)
+ *    reads how many were sent, and each is received with `DBOS.recv`. In a first
  *    execution every step runs; in a recovery the completed ones answer from
  *    their records, so the run logs what it logged before (checked, not
  *    appended twice) and goes on from where the dead worker stopped.
- * 3. When the run ends, a last look at the inbox (`rxagent.inbox.last`):
- *    messages that came meanwhile continue the session in this workflow;
- *    none, and the run is done taking input.
+ * 3. When the run ends, a last look (`rxagent.inbox.last`, under the
+ *    session's lock, see `tables.ts`): messages sent meanwhile are received
+ *    and continue the session in this workflow; none, and the run is done
+ *    taking input (a client sending later queues a new run).
  */
+import * as t from 'io-ts'
 import { from, type ObservableInput } from 'rxjs'
 import type { Pool } from 'pg'
 import { Agent } from '../agent/agent.js'
@@ -25,11 +29,11 @@ import type { SessionStore } from '../agent/session-store.js'
 import type { ApprovalDecision, ApproveTool } from '../policy/approval.js'
 import { Verdict, type Policies, type PolicyVerdict } from '../policy/policy.js'
 import { errorText } from '../types/codec.js'
-import type { AgentMessage } from '../types/message.js'
+import { AgentMessage } from '../types/message.js'
 import type { AgentResult } from '../types/result.js'
 import { durableStreamFn, durableTool } from './durable-steps.js'
 import type { DbosApi } from './sdk.js'
-import { endRun, takeInput, type InboxMessage } from './tables.js'
+import { closeRun, endRun, sentCount, type InboxMessage } from './tables.js'
 import type { DbosAgentDefinition, DbosRunOutcome } from './types.js'
 
 /** The workflow's argument (JSON: DBOS records it). `prompts` empty: continue the session. */
@@ -53,6 +57,14 @@ export interface WorkerContext {
 /** The DBOS message topic an approval decision for `toolCallId` is sent on. */
 export const approvalTopic = (toolCallId: string): string => `rxagent.approval:${toolCallId}`
 
+/** The DBOS message topic steering and follow-up messages are sent to a run on (an {@link InboxMessage} each). */
+export const INPUT_TOPIC = 'rxagent.input'
+
+const InboxMessageCodec = t.type({ queue: t.keyof({ steering: null, followUp: null }), message: AgentMessage })
+
+/** How long a run waits for a message it was counted as sent (it was sent before the count committed: it is there at once). */
+const INPUT_WAIT_S = 60
+
 /** How long one wait for an approval decision lasts before it is recorded as none and waited for again. */
 const APPROVAL_WAIT_S = 3600
 
@@ -67,10 +79,27 @@ export async function executeRun(ctx: WorkerContext, runId: string, input: RunIn
     const begin = await ctx.dbos.runStep(() => beginRun(ctx, sessionId, options, lease), { name: 'rxagent.begin' })
     const gate = new ReplayGate(begin.startSeq)
     let agent: Agent | undefined
-    const deliver = (messages: readonly InboxMessage[]): void => {
-      for (const { queue, message } of messages) (queue === 'steering' ? agent!.steer(message) : agent!.followUp(message))
+    let received = 0
+    /** Receives the messages sent to this run up to the `sent`-th, in the order they were sent, and queues each on the agent. */
+    const receive = async (sent: number): Promise<void> => {
+      while (received < sent) {
+        const body = await ctx.dbos.recv<unknown>(INPUT_TOPIC, INPUT_WAIT_S)
+        // Counted but not there (cannot happen: the send commits before its count): stop waiting rather than hang.
+        if (body === null) return
+        received++
+        if (!InboxMessageCodec.is(body)) continue
+        const { queue, message }: InboxMessage = body
+        if (queue === 'steering') agent!.steer(message)
+        else agent!.followUp(message)
+      }
     }
-    const lookAtInbox: PolicyCheck = () => from(ctx.dbos.runStep(() => takeInput(ctx.pool, sessionId, runId, false), { name: 'rxagent.inbox' }).then((taken) => (deliver(taken), Verdict.continue)))
+    const lookAtInbox: PolicyCheck = () =>
+      from(
+        ctx.dbos
+          .runStep(() => sentCount(ctx.pool, runId), { name: 'rxagent.inbox' })
+          .then(receive)
+          .then(() => Verdict.continue),
+      )
     agent = await Agent.openReplaying(
       {
         ...options,
@@ -89,9 +118,9 @@ export async function executeRun(ctx: WorkerContext, runId: string, input: RunIn
     try {
       result = await startRun(agent, input.prompts)
       for (;;) {
-        const taken = await ctx.dbos.runStep(() => takeInput(ctx.pool, sessionId, runId, true), { name: 'rxagent.inbox.last' })
-        if (taken.length === 0) break
-        deliver(taken)
+        const last = await ctx.dbos.runStep(() => closeRun(ctx.pool, sessionId, runId, received), { name: 'rxagent.inbox.last' })
+        if (last.done) break
+        await receive(last.sent)
         result = (await startRun(agent, [])) ?? result
       }
       await agent.session!.flush()

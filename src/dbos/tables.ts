@@ -1,12 +1,13 @@
 /**
  * rxagent's own tables beside DBOS's, in schema `rxagent_dbos`:
  *
- * - `runs`: each run a client queued (its DBOS workflow id) and whether it
- *   is done taking input. A session row (`sessions`) is the lock that orders
- *   a client's input against a run's last look at the inbox.
- * - `inbox`: steering and follow-up messages for a session. A DBOS message
- *   sent to a workflow that has just taken its last look would be lost; a
- *   row here is taken by whichever run looks next, or starts one.
+ * - `runs`: each run a client queued (its DBOS workflow id), how many
+ *   steering and follow-up messages clients sent it (DBOS messages), and
+ *   whether it is done taking input. A session row (`sessions`) is the lock
+ *   that orders a client's send against a run's last look: a message sent to
+ *   a workflow that has just taken its last look would never be received, so
+ *   a run is marked done only when it has received all it was sent, and a
+ *   client sends only to a run not done (otherwise it queues a new run).
  * - `workers`: each worker's heartbeat; a live worker recovers the runs of
  *   one whose heartbeat stopped.
  *
@@ -30,17 +31,11 @@ CREATE TABLE IF NOT EXISTS ${SCHEMA}.runs (
   run_id text PRIMARY KEY,
   session_id text NOT NULL,
   done boolean NOT NULL DEFAULT false,
+  sent integer NOT NULL DEFAULT 0,
   created_at timestamptz NOT NULL DEFAULT now()
 );
+ALTER TABLE ${SCHEMA}.runs ADD COLUMN IF NOT EXISTS sent integer NOT NULL DEFAULT 0;
 CREATE INDEX IF NOT EXISTS runs_open ON ${SCHEMA}.runs (session_id) WHERE NOT done;
-CREATE TABLE IF NOT EXISTS ${SCHEMA}.inbox (
-  id bigserial PRIMARY KEY,
-  session_id text NOT NULL,
-  queue text NOT NULL CHECK (queue IN ('steering', 'followUp')),
-  message jsonb NOT NULL,
-  taken_by text
-);
-CREATE INDEX IF NOT EXISTS inbox_waiting ON ${SCHEMA}.inbox (session_id, id) WHERE taken_by IS NULL;
 CREATE TABLE IF NOT EXISTS ${SCHEMA}.workers (
   app text NOT NULL,
   worker_id text NOT NULL,
@@ -55,7 +50,12 @@ CREATE TABLE IF NOT EXISTS ${SCHEMA}.workers (
  * EXISTS` still takes locks, which deadlocked against live workers' writes.
  */
 export async function migrate(pool: Pool): Promise<void> {
-  const present = async (c: Pool | PoolClient) => (await c.query<{ t: string | null }>(`SELECT to_regclass('${SCHEMA}.workers') AS t`)).rows[0]?.t != null
+  const present = async (c: Pool | PoolClient) =>
+    (
+      await c.query(
+        `SELECT 1 FROM information_schema.columns WHERE table_schema = '${SCHEMA}' AND table_name = 'runs' AND column_name = 'sent' AND to_regclass('${SCHEMA}.workers') IS NOT NULL`,
+      )
+    ).rows.length > 0
   if (await present(pool)) return
   await transaction(pool, async (c) => {
     await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
@@ -97,7 +97,7 @@ async function transaction<T>(pool: Pool, body: (client: PoolClient) => Promise<
   }
 }
 
-/** A message taken from the inbox. */
+/** A steering or follow-up message a client sent to a run (the body of its DBOS message). */
 export interface InboxMessage {
   readonly queue: 'steering' | 'followUp'
   readonly message: AgentMessage
@@ -115,35 +115,45 @@ export async function addRun(pool: Pool, sessionId: string, agent: string, runId
 }
 
 /**
- * Puts a message in the session's inbox, under the session's lock, and says
- * whether a run that has not taken its last look is there to take it.
- * @throws Error when the session has never had a run.
+ * Under the session's lock: finds the session's oldest run not done, counts
+ * one more message sent to it and calls `send` (the DBOS send) before the
+ * count commits — a run cannot take its last look between the two. Returns
+ * the run (`undefined` when none is open: the caller queues one).
+ * @throws Error when the session has never had a run, or `send` failed (nothing counted).
  */
-export async function addInput(pool: Pool, sessionId: string, input: InboxMessage): Promise<{ readonly agent: string; readonly openRun: boolean }> {
+export async function sendInput(pool: Pool, sessionId: string, send: (runId: string) => Promise<void>): Promise<{ readonly agent: string; readonly runId: string | undefined }> {
   return transaction(pool, async (c) => {
     const session = await c.query<{ agent: string }>(`SELECT agent FROM ${SCHEMA}.sessions WHERE session_id = $1 FOR UPDATE`, [sessionId])
     const agent = session.rows[0]?.agent
     if (agent === undefined) throw new Error(`session '${sessionId}' has no runs: start one with prompt()`)
-    await c.query(`INSERT INTO ${SCHEMA}.inbox (session_id, queue, message) VALUES ($1, $2, $3)`, [sessionId, input.queue, JSON.stringify(input.message)])
-    const open = await c.query(`SELECT 1 FROM ${SCHEMA}.runs WHERE session_id = $1 AND NOT done LIMIT 1`, [sessionId])
-    return { agent, openRun: open.rows.length > 0 }
+    const open = await c.query<{ run_id: string }>(`SELECT run_id FROM ${SCHEMA}.runs WHERE session_id = $1 AND NOT done ORDER BY created_at, run_id LIMIT 1`, [sessionId])
+    const runId = open.rows[0]?.run_id
+    if (runId === undefined) return { agent, runId }
+    await c.query(`UPDATE ${SCHEMA}.runs SET sent = sent + 1 WHERE run_id = $1`, [runId])
+    await send(runId)
+    return { agent, runId }
   })
 }
 
+/** How many messages clients have sent to `runId` so far. */
+export async function sentCount(pool: Pool, runId: string): Promise<number> {
+  const r = await pool.query<{ sent: number }>(`SELECT sent FROM ${SCHEMA}.runs WHERE run_id = $1`, [runId])
+  return r.rows[0]?.sent ?? 0
+}
+
 /**
- * Takes the session's waiting messages for `runId`, oldest first. With
- * `last`, under the session's lock, and when there are none the run is
- * marked done: input that arrives later starts a run of its own.
+ * A run's last look, under its session's lock: when it has received every
+ * message sent to it, it is marked done (a later message queues a run of
+ * its own); otherwise it is told how many were sent, to receive the rest.
  */
-export async function takeInput(pool: Pool, sessionId: string, runId: string, last: boolean): Promise<readonly InboxMessage[]> {
+export async function closeRun(pool: Pool, sessionId: string, runId: string, received: number): Promise<{ readonly done: boolean; readonly sent: number }> {
   return transaction(pool, async (c) => {
-    if (last) await c.query(`SELECT 1 FROM ${SCHEMA}.sessions WHERE session_id = $1 FOR UPDATE`, [sessionId])
-    const taken = await c.query<{ id: string; queue: 'steering' | 'followUp'; message: AgentMessage }>(
-      `UPDATE ${SCHEMA}.inbox SET taken_by = $2 WHERE id IN (SELECT id FROM ${SCHEMA}.inbox WHERE session_id = $1 AND taken_by IS NULL ORDER BY id FOR UPDATE) RETURNING id, queue, message`,
-      [sessionId, runId],
-    )
-    if (last && taken.rows.length === 0) await c.query(`UPDATE ${SCHEMA}.runs SET done = true WHERE run_id = $1`, [runId])
-    return [...taken.rows].sort((a, b) => Number(a.id) - Number(b.id)).map((r) => ({ queue: r.queue, message: r.message }))
+    await c.query(`SELECT 1 FROM ${SCHEMA}.sessions WHERE session_id = $1 FOR UPDATE`, [sessionId])
+    const r = await c.query<{ sent: number }>(`SELECT sent FROM ${SCHEMA}.runs WHERE run_id = $1`, [runId])
+    const sent = r.rows[0]?.sent ?? 0
+    if (sent > received) return { done: false, sent }
+    await c.query(`UPDATE ${SCHEMA}.runs SET done = true WHERE run_id = $1`, [runId])
+    return { done: true, sent }
   })
 }
 

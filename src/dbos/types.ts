@@ -10,8 +10,10 @@
  *   source of truth for state and readers: deltas reach readers through it
  *   while a model step runs.
  * - **Inputs** (prompts, steering, follow-ups, approval decisions) come from
- *   any process through a {@link DbosAgentClient}, delivered by DBOS
- *   messages / the run queue.
+ *   any process through a {@link DbosAgentClient}: prompts queue runs on the
+ *   DBOS queue; steering, follow-ups and approval decisions are DBOS
+ *   messages to the session's open run (received as workflow operations, so
+ *   a recovered run receives the same ones again, in the same order).
  * - **Workers** ({@link startWorker}) share one DBOS queue; at most one live
  *   run per session across all of them.
  *
@@ -121,11 +123,14 @@ export interface DbosAgentClient {
    */
   prompt(sessionId: string, agent: string, input: string | AgentMessageInput): Promise<SubmittedInput>
   /**
-   * Steering for the session: the live run takes it after its current turn;
-   * with no run open, a run is queued to continue the session with it.
+   * Steering for the session, sent as a DBOS message to its open run (the
+   * oldest not done, even one queued or waiting for an approval), which
+   * takes it after its current turn; with no run open, a run is queued with
+   * it as its prompt. Resolves once the message is durably sent: it is never
+   * lost, even when the run is ending at that moment (see the README).
    */
   steer(sessionId: string, message: string | AgentMessageInput): Promise<SubmittedInput>
-  /** A follow-up for the session: the live run takes it before it ends; with no run open, a run is queued to continue with it. */
+  /** A follow-up for the session: like {@link DbosAgentClient.steer}, but the open run takes it when it would end (its follow-up queue). */
   followUp(sessionId: string, message: string | AgentMessageInput): Promise<SubmittedInput>
   /** Decides a pending approval of the session; `false` when no run waits for `toolCallId`. */
   resolveApproval(sessionId: string, toolCallId: string, decision: ApprovalDecision): Promise<boolean>

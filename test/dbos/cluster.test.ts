@@ -3,10 +3,12 @@
  * SIGKILL: 200 sessions over 3 workers through 20+ kills (each model call
  * and tool call completed once but for the step in flight at a kill, one
  * live run per session, one logical transcript each); an approval answered
- * after the whole cluster restarted; a reader following a session over SSE
- * through a crash.
+ * after the whole cluster restarted; steering and follow-ups from another
+ * process at any moment; a reader following a session over SSE through a
+ * crash.
  */
 import { EventSource } from 'eventsource'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dbosAgentClient } from '../../src/dbos/index.js'
 import type { DbosAgentClient, DbosRunOutcome } from '../../src/dbos/index.js'
@@ -127,6 +129,58 @@ describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (c
     expect(ledger.filter((r) => r.key === 'g1:tool:d1')).toHaveLength(1)
     await Promise.all([kill(b), kill(c)])
   }, 180_000)
+
+  it('steering and follow-ups sent from another process at any moment (while the run streams, as it ends, across a worker kill, after it ended) are DBOS messages to the open run, each reaching the session exactly once', async () => {
+    const { config, client } = await setUp()
+    let w = await start(config, 'in')
+    const first = await client.prompt('slowIn', 'ledger', 'begin')
+    const runIds = new Set([first.runId])
+    const sent: string[] = []
+    let toOpenRun = 0
+    const killed = new Set<number>()
+    const send = async (i: number, kind: 'steer' | 'followUp') => {
+      const text = `input ${i}`
+      sent.push(text)
+      const { runId } = await client[kind]('slowIn', text)
+      if (runIds.has(runId)) toOpenRun++
+      runIds.add(runId)
+    }
+    for (let i = 0; i < 16; i++) {
+      await sleep(Math.floor(random() * 300))
+      await send(i, i % 2 === 0 ? 'steer' : 'followUp')
+      if (i === 8) {
+        killed.add(w.pid)
+        await kill(w)
+        w = await start(config, 'in')
+      }
+    }
+    const settle = async () => {
+      const outcomes = await Promise.all([...runIds].map((id) => client.outcome(id, { timeoutMs: 120_000 })))
+      expect(outcomes.filter((o) => o.stopReason !== 'stop'), 'runs that did not end with stop').toEqual([])
+    }
+    await settle()
+    // Every run has ended: a follow-up now starts a run of its own.
+    const before = runIds.size
+    await send(16, 'followUp')
+    expect(runIds.size, 'a follow-up after the last run ended queues a new run').toBe(before + 1)
+    await settle()
+    const log = await logOf(client.store, 'slowIn')
+    checkTranscript('slowIn', log)
+    const users = log.flatMap((e) => (e.type === 'messageEnd' && e.message.role === 'user' ? e.message.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])) : []))
+    expect(users.filter((u) => u.startsWith('input ')).sort(), 'each input once in the transcript').toEqual([...sent].sort())
+    // The inputs that found a run open went as DBOS messages, each received (consumed) once.
+    const db = new pg.Client({ connectionString: config.pg })
+    await db.connect()
+    try {
+      const r = await db.query<{ total: number; consumed: number }>(`SELECT count(*)::int AS total, count(*) FILTER (WHERE consumed)::int AS consumed FROM dbos.notifications WHERE topic = 'rxagent.input'`)
+      expect(r.rows[0]).toEqual({ total: toOpenRun, consumed: toOpenRun })
+    } finally {
+      await db.end()
+    }
+    expect(toOpenRun, 'some inputs reached an open run').toBeGreaterThan(0)
+    checkExecutedOnce(await readLedger(config.pg), killed)
+    await kill(w)
+  }, 240_000)
 
   it('a reader following a session over SSE through a worker crash sees one stream: no position twice, every log entry once, in order, the answer cut by the crash followed by a retry marker and its new attempt', async () => {
     const { config, client } = await setUp()
