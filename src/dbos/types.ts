@@ -56,7 +56,13 @@ export interface StartWorkerOptions {
   readonly pg: PgConnection
   /** The agents this worker can run, by name. Every worker of a cluster registers the same names. */
   readonly agents: readonly DbosAgentDefinition[]
-  /** Runs this worker executes at once (default 4). */
+  /**
+   * Runs a worker executes at once (default 4). One value for the whole
+   * cluster: DBOS keeps a queue's worker concurrency in PostgreSQL, so the
+   * worker started last sets it for every worker (a change is logged). Start
+   * every worker with the same value; a deploy that changes it takes effect
+   * on all workers once the first new one starts.
+   */
   readonly concurrency?: number
   /**
    * This worker's stable identity (DBOS executor id). A worker restarted with

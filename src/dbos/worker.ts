@@ -4,7 +4,9 @@
  *
  * - Runs come from one DBOS queue (`rxagent.runs`), partitioned by session
  *   with a partition concurrency of 1: at most one live run per session
- *   across all workers; `concurrency` runs at a time on each worker.
+ *   across all workers; `concurrency` runs at a time on each worker (one
+ *   value for the cluster: DBOS stores it with the queue, and the worker
+ *   started last sets it for all).
  * - A worker restarted with its `workerId` resumes its own in-flight runs
  *   at once (DBOS recovers its executor's workflows at launch).
  * - Every worker writes a heartbeat; one that finds a heartbeat older than
@@ -85,8 +87,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<DbosWork
   DBOS.setConfig({ name: app, systemDatabaseUrl: url, executorID: workerId, logLevel: process.env['RXAGENT_DBOS_LOG_LEVEL'] ?? 'warn' })
   await underStartLock(pool, () => DBOS.migrate(url))
   await DBOS.launch()
+  const concurrency = options.concurrency ?? 4
+  // DBOS keeps one worker concurrency per queue, for every worker: a worker started with another value changes it for all (say so).
+  const before = await DBOS.retrieveQueue(RUN_QUEUE)
+  if (before !== null && before.workerConcurrency !== undefined && before.workerConcurrency !== concurrency) {
+    console.warn(`startWorker: concurrency ${concurrency} replaces ${before.workerConcurrency} for every worker of '${app}' (DBOS keeps one worker concurrency per queue)`)
+  }
   await DBOS.registerQueue(RUN_QUEUE, {
-    workerConcurrency: options.concurrency ?? 4,
+    workerConcurrency: concurrency,
     partitionConcurrency: 1,
     minPollingIntervalMs: options.pollingIntervalMs ?? 250,
     onConflict: 'always_update',
