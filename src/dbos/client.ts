@@ -52,6 +52,11 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
     await dbos.enqueue({ queueName: RUN_QUEUE, workflowName: RUN_WORKFLOW, workflowID: runId, queuePartitionKey: sessionId }, input)
     return { sessionId, runId }
   }
+  /** Whether run `runId`'s workflow has ended where it could not mark itself done (cancelled; its worker failed to say so): it will receive nothing. */
+  const isOver = async (runId: string): Promise<boolean> => {
+    const status = (await dbos.getWorkflow(runId))?.status
+    return status !== undefined && OVER.has(status)
+  }
   const messageOf = (message: string | AgentMessageInput, entry: string): AgentMessage => {
     const messages = decodePrompts(message, entry, Date.now())
     if (messages.length !== 1) throw invalidInput(entry, 'message', '', `expected one message, got ${messages.length}`, message)
@@ -61,7 +66,7 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
     decodeInput(NonEmpty, sessionId, entry, 'sessionId')
     const decoded = messageOf(message, entry)
     const body: InboxMessage = { queue, message: decoded }
-    const { agent, runId } = await sendInput(pool, sessionId, (run) => dbos.send(run, body, INPUT_TOPIC))
+    const { agent, runId } = await sendInput(pool, sessionId, (run) => dbos.send(run, body, INPUT_TOPIC), isOver)
     // No run open: the message starts one (steering with nothing to steer, or a follow-up after the last run ended).
     return runId === undefined ? queueRun(sessionId, agent, [decoded]) : { sessionId, runId }
   }
@@ -80,7 +85,12 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
       decodeInput(NonEmpty, toolCallId, 'dbosAgentClient.resolveApproval', 'toolCallId')
       const decided = decodeInput(ApprovalDecisionCodec, decision, 'dbosAgentClient.resolveApproval', 'decision')
       if (!(await waitsForApproval(store, sessionId, toolCallId))) return false
-      const [live] = await openRuns(pool, sessionId)
+      let live: string | undefined
+      for (const run of await openRuns(pool, sessionId)) {
+        if (await isOver(run)) continue
+        live = run
+        break
+      }
       if (live === undefined) return false
       await dbos.send(live, decided, approvalTopic(toolCallId), `approval:${sessionId}:${toolCallId}`)
       return true
@@ -104,6 +114,9 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
     },
   }
 }
+
+/** DBOS workflow statuses of a run that will never receive a message. */
+const OVER: ReadonlySet<string> = new Set(['SUCCESS', 'ERROR', 'CANCELLED', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED'])
 
 /** `outcome` waited longer than its `timeoutMs`. */
 export class OutcomeTimeout extends Error {

@@ -117,21 +117,33 @@ export async function addRun(pool: Pool, sessionId: string, agent: string, runId
 /**
  * Under the session's lock: finds the session's oldest run not done, counts
  * one more message sent to it and calls `send` (the DBOS send) before the
- * count commits — a run cannot take its last look between the two. Returns
- * the run (`undefined` when none is open: the caller queues one).
+ * count commits — a run cannot take its last look between the two. A run
+ * whose workflow `isOver` (cancelled, or failed where it could not say so)
+ * is marked done and passed over. Returns the run (`undefined` when none is
+ * open: the caller queues one).
  * @throws Error when the session has never had a run, or `send` failed (nothing counted).
  */
-export async function sendInput(pool: Pool, sessionId: string, send: (runId: string) => Promise<void>): Promise<{ readonly agent: string; readonly runId: string | undefined }> {
+export async function sendInput(
+  pool: Pool,
+  sessionId: string,
+  send: (runId: string) => Promise<void>,
+  isOver: (runId: string) => Promise<boolean>,
+): Promise<{ readonly agent: string; readonly runId: string | undefined }> {
   return transaction(pool, async (c) => {
     const session = await c.query<{ agent: string }>(`SELECT agent FROM ${SCHEMA}.sessions WHERE session_id = $1 FOR UPDATE`, [sessionId])
     const agent = session.rows[0]?.agent
     if (agent === undefined) throw new Error(`session '${sessionId}' has no runs: start one with prompt()`)
-    const open = await c.query<{ run_id: string }>(`SELECT run_id FROM ${SCHEMA}.runs WHERE session_id = $1 AND NOT done ORDER BY created_at, run_id LIMIT 1`, [sessionId])
-    const runId = open.rows[0]?.run_id
-    if (runId === undefined) return { agent, runId }
-    await c.query(`UPDATE ${SCHEMA}.runs SET sent = sent + 1 WHERE run_id = $1`, [runId])
-    await send(runId)
-    return { agent, runId }
+    const open = await c.query<{ run_id: string }>(`SELECT run_id FROM ${SCHEMA}.runs WHERE session_id = $1 AND NOT done ORDER BY created_at, run_id`, [sessionId])
+    for (const { run_id: runId } of open.rows) {
+      if (await isOver(runId)) {
+        await c.query(`UPDATE ${SCHEMA}.runs SET done = true WHERE run_id = $1`, [runId])
+        continue
+      }
+      await c.query(`UPDATE ${SCHEMA}.runs SET sent = sent + 1 WHERE run_id = $1`, [runId])
+      await send(runId)
+      return { agent, runId }
+    }
+    return { agent, runId: undefined }
   })
 }
 

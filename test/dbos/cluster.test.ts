@@ -9,6 +9,7 @@
  */
 import { EventSource } from 'eventsource'
 import pg from 'pg'
+import { DBOSClient } from '@dbos-inc/dbos-sdk'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { dbosAgentClient } from '../../src/dbos/index.js'
 import type { DbosAgentClient, DbosRunOutcome } from '../../src/dbos/index.js'
@@ -181,6 +182,26 @@ describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (c
     checkExecutedOnce(await readLedger(config.pg), killed)
     await kill(w)
   }, 240_000)
+
+  it('a run cancelled while queued (DBOS cancelWorkflow) takes no input: a follow-up then starts a run of its own', async () => {
+    const { config, client } = await setUp()
+    // No worker yet: the run stays queued, and is cancelled there.
+    const { runId } = await client.prompt('c1', 'ledger', 'never runs')
+    const dbos = await DBOSClient.create({ systemDatabaseUrl: config.pg, applicationName: 'rxagent' })
+    try {
+      await dbos.cancelWorkflow(runId)
+    } finally {
+      await dbos.destroy()
+    }
+    const next = await client.followUp('c1', 'after the cancel')
+    expect(next.runId, 'the follow-up was sent to the cancelled run').not.toBe(runId)
+    const w = await start(config, 'cw')
+    expect((await client.outcome(next.runId, { timeoutMs: 60_000 })).stopReason).toBe('stop')
+    const log = await logOf(client.store, 'c1')
+    checkTranscript('c1', log)
+    expect(log.flatMap((e) => (e.type === 'messageEnd' && e.message.role === 'user' ? e.message.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])) : []))).toEqual(['after the cancel'])
+    await kill(w)
+  }, 120_000)
 
   it('a reader following a session over SSE through a worker crash sees one stream: no position twice, every log entry once, in order, the answer cut by the crash followed by a retry marker and its new attempt', async () => {
     const { config, client } = await setUp()
