@@ -84,6 +84,34 @@ describe('the catalog', () => {
     expect(rates('anthropic', 'claude-haiku-5-5')?.tiers).toEqual([{ aboveInputTokens: 100_000, input: 0.5, output: 2.5, cacheRead: 0.05, cacheWrite: 0.625 }])
   })
 
+  it('GPT-5.4 above 272K input tokens: 2× input and 1.5× output for the whole request, as OpenAI states for it', () => {
+    expect(rates('openai', 'gpt-5.4')).toMatchObject({ input: 2.5, output: 15 })
+    expect(rates('openai', 'gpt-5.4')?.tiers).toEqual([{ aboveInputTokens: 272_000, input: 5, output: 22.5, cacheRead: 0.5, cacheWrite: 0 }])
+  })
+
+  it('Groq bills cache hits at half the input rate, not nothing', () => {
+    for (const id of ['llama-3.3-70b-versatile', 'openai/gpt-oss-120b']) {
+      const r = rates('groq', id)!
+      expect(r.cacheRead, id).toBeGreaterThan(0)
+      expect(r.cacheRead, id).toBeCloseTo(r.input / 2, 12)
+    }
+  })
+
+  it('rows checked on the second pass carry its date and the provider page: Sonnet 5.5 (its 0.10 cache read), GPT-5 mini', () => {
+    expect(models.get('anthropic', 'claude-sonnet-5-5')).toMatchObject({ checked: '2026-11-26', priceSource: expect.stringMatching(/^https:\/\/platform\.claude\.com\/docs\/en\/release-notes\//) })
+    expect(models.get('openai', 'gpt-5-mini')).toMatchObject({
+      checked: '2026-11-26',
+      priceSource: expect.stringMatching(/^https:\/\/developers\.openai\.com\//),
+      cost: { input: 0.25, output: 2, cacheRead: 0.025, cacheWrite: 0 },
+    })
+  })
+
+  it('a row not verified says what the provider pages did confirm: Claude Fable 5.2 input and output are on the release notes, not its cache rates', () => {
+    const fable = models.get('anthropic', 'claude-fable-5-2')!
+    expect(fable.checked).toBeUndefined()
+    expect(fable.priceNote).toMatch(/^not verified: .*release-notes/)
+  })
+
   it('every row says when its prices were checked and where, or says that they were not', () => {
     for (const m of models.list()) {
       if (m.checked !== undefined) {
