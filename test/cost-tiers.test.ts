@@ -120,4 +120,11 @@ describe('the catalog', () => {
       } else expect(m.priceNote, `${m.modelId} is unchecked and says nothing`).toMatch(/not verified/)
     }
   })
+
+  it('a row marked checked takes no rate from elsewhere: no third-party source or derived multiplier in its note', () => {
+    for (const m of models.list().filter((x) => x.checked !== undefined)) {
+      expect(m.priceNote ?? '', m.modelId).not.toMatch(/github\.com|reported by|multiplier|reseller/)
+      expect(m.priceSource, m.modelId).toMatch(/^https:\/\/([a-z-]+\.)*(claude\.com|anthropic\.com|openai\.com|google\.dev|google\.com|groq\.com|deepseek\.com|x\.ai|mistral\.ai)\//)
+    }
+  })
 })

@@ -125,8 +125,9 @@ const anthropic = rows('anthropic', 'anthropic-messages', [
       undated,
   }],
   ['claude-haiku-5-5', 'Claude Haiku 5.5', 1 * M, 128 * K, [0.1, 0.5, 0.01, 0.125], true, true, {
-    source: 'https://platform.claude.com/docs/zh-CN/models/haiku-5-5/overview',
-    note: 'prompts over 100,000 tokens (cache reads and writes included) are billed at the higher rates for the whole request; the page was cut before the tier cache-read rate, 0.05 per https://github.com/kurofune/claudit/releases/tag/v1.9.2',
+    unverified:
+      'the base rates and the tier above 100,000 prompt tokens (billed at the higher rates for the whole request, cache reads and writes included) are on https://platform.claude.com/docs/zh-CN/models/haiku-5-5/overview; ' +
+      'the stored page is cut before the tier cache-read rate: 0.05 as reported by https://github.com/kurofune/claudit/releases/tag/v1.9.2',
     tiers: [above(100_000, 0.5, 2.5, 0.05, 0.625)],
   }],
   ['claude-opus-5', 'Claude Opus 5 (legacy)', 1 * M, 128 * K, [5, 25, 0.5, 6.25], true, true, { source: 'https://platform.claude.com/docs/models/opus-5/overview' }],
@@ -137,8 +138,8 @@ const anthropic = rows('anthropic', 'anthropic-messages', [
       'its cache rates are not on any stored Anthropic page (the overview is cut before them, the pricing page before its row): 0.30 and 3.75 are the standard 0.1× / 1.25× of input',
   }],
   ['claude-haiku-4-5', 'Claude Haiku 4.5', 200 * K, 64 * K, [1, 5, 0.1, 1.25], true, true, {
-    source: 'https://platform.claude.com/docs/en/models/opus-5/overview',
-    note: 'input and output from the comparison table; cache rates by the standard 0.1× / 1.25× multipliers',
+    unverified:
+      'input 1 and output 5 are in the comparison table of https://platform.claude.com/docs/en/models/opus-5/overview; its cache rates are on no stored Anthropic page: 0.10 and 1.25 are the standard 0.1× / 1.25× of input',
   }],
 ])
 
@@ -151,8 +152,8 @@ const openai = rows('openai', 'openai-responses', [
     tiers: [above(272_000, 4, 15, 0.2, 5)],
   }],
   ['gpt-6-sol', 'GPT-6 Sol', 1_050_000, 128 * K, [2, 10, 0.2, 2.5], true, true, {
-    source: 'https://developers.openai.com/api/docs/models/gpt-6-sol.md',
-    note: 'the stored page was cut before its long-context note; the 272K tier as reported by https://github.com/BerriAI/litellm/discussions/42523',
+    unverified:
+      'the base rates are on https://developers.openai.com/api/docs/models/gpt-6-sol.md; the stored page is cut before its long-context note: the 272K tier as reported by https://github.com/BerriAI/litellm/discussions/42523',
     tiers: [above(272_000, 4, 15, 0.4, 5)],
   }],
   ['gpt-6-luna', 'GPT-6 Luna', 1_050_000, 128 * K, [0.1, 0.5, 0.01, 0.125], true, true, {
