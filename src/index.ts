@@ -238,7 +238,7 @@ export {
 } from './agent/checkpoint.js'
 export { InvalidInputError, AgentMessageInput } from './types/input.js'
 export { turnMetrics, type MetricsCollector } from './agent/metrics.js'
-export { subAgentTool, type SubAgentToolOptions } from './agent/sub-agent.js'
+export { subAgentTool, type SubAgentChild, type SubAgentFollower, type SubAgentToolOptions } from './agent/sub-agent.js'
 export { maxTurnsPolicy } from './policy/builtin/max-turns.js'
 export { budgetPolicy, type BudgetLimits } from './policy/builtin/budget.js'
 export { toolDenyList, type DenyRule } from './policy/builtin/tool-deny-list.js'

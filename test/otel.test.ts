@@ -3,8 +3,6 @@ import { describe, expect, it } from 'vitest'
 import * as t from 'io-ts'
 import { map, timer, throwError, concat, of, lastValueFrom, toArray, NEVER } from 'rxjs'
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api'
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base'
-import { MeterProvider, MetricReader, type HistogramMetricData } from '@opentelemetry/sdk-metrics'
 import { Agent } from '../src/agent/index.js'
 import { agentLoop } from '../src/index.js'
 import { defineTool } from '../src/tools/define-tool.js'
@@ -13,39 +11,7 @@ import { ProviderError } from '../src/types/provider-error.js'
 import { assistantMessage, userMessage } from '../src/types/message.js'
 import { chunk, reply, runAgentMarbles, scriptedModel } from '../marbles/index.js'
 import { ATTR, EVENT, METRIC, otelForwarder, traceRun, type OtelOptions } from '../src/otel/index.js'
-
-class TestReader extends MetricReader {
-  protected override onShutdown(): Promise<void> {
-    return Promise.resolve()
-  }
-  protected override onForceFlush(): Promise<void> {
-    return Promise.resolve()
-  }
-}
-
-function telemetry() {
-  const exporter = new InMemorySpanExporter()
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
-  const reader = new TestReader()
-  const meters = new MeterProvider({ readers: [reader] })
-  const options: OtelOptions = { tracer: provider.getTracer('test'), meter: meters.getMeter('test') }
-  const spans = (): ReadableSpan[] => exporter.getFinishedSpans()
-  const byName = (name: string): ReadableSpan[] => spans().filter((s) => s.name === name)
-  const one = (name: string): ReadableSpan => {
-    const found = byName(name)
-    expect(found, `spans named ${name}: ${spans().map((s) => s.name).join(', ')}`).toHaveLength(1)
-    return found[0]!
-  }
-  const histogram = async (name: string): Promise<HistogramMetricData | undefined> => {
-    const { resourceMetrics } = await reader.collect()
-    return resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name) as HistogramMetricData | undefined
-  }
-  return { options, spans, byName, one, histogram }
-}
-
-const ms = (hr: readonly [number, number]): number => hr[0] * 1000 + hr[1] / 1e6
-const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanContext?.spanId
-const idOf = (span: ReadableSpan): string => span.spanContext().spanId
+import { idOf, ms, parentOf, telemetry } from './support/otel-telemetry.js'
 
 const work = defineTool({
   name: 'work',
@@ -153,7 +119,7 @@ describe('otelForwarder (Agent)', () => {
     const tools = tel.byName('execute_tool work').sort((x, y) => String(x.attributes[ATTR.toolCallId]).localeCompare(String(y.attributes[ATTR.toolCallId])))
     expect(tools.map((s) => s.attributes[ATTR.toolCallId])).toEqual(['a', 'b'])
     expect(tools.map(parentOf)).toEqual([idOf(run), idOf(run)])
-    const [a, b] = tools as [ReadableSpan, ReadableSpan]
+    const [a, b] = tools as [(typeof tools)[number], (typeof tools)[number]]
     expect(ms(a.startTime)).toBe(ms(b.startTime))
     expect(ms(b.endTime)).toBeLessThan(ms(a.endTime))
     expect([ms(a.duration), ms(b.duration)]).toEqual([20, 10])

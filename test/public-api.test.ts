@@ -74,7 +74,7 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'SlidingWindow', 'SlidingWindowOptions',
       'StandardJSONSchemaV1', 'StandardSchemaV1', 'StandardToolDefinition', 'StandardToolSchema',
       'StreamFn', 'StructuredOptions', 'StructuredRun',
-      'SubAgentToolOptions', 'SyncDecodingTool', 'ToolDecodeResult', 'ToolDefinition', 'ToolExecuteContext', 'ToolReturn', 'ToolRunEvent',
+      'SubAgentChild', 'SubAgentFollower', 'SubAgentToolOptions', 'SyncDecodingTool', 'ToolDecodeResult', 'ToolDefinition', 'ToolExecuteContext', 'ToolReturn', 'ToolRunEvent',
       'TranscriptRepair', 'TurnItem', 'TurnOperator', 'TurnStages', 'TurnState', 'WindowInfo', 'WindowResult',
       // Durable sessions.
       'AgentOpenOptions', 'LeaseOutcome', 'SessionAppend', 'SessionAppended', 'SessionInfo', 'SessionLease', 'SessionLeaseOptions',

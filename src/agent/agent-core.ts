@@ -27,6 +27,7 @@ import { contextManagementOf, loopConfigOf, type ContextManagement } from './loo
 import { ModelRoutes } from './model-routes.js'
 import { runContextOf } from './plan-mode.js'
 import type { RunContext } from './structured-output.js'
+import { isSubAgentFollower, withSubAgentParent, type SubAgentFollower } from './sub-agent.js'
 
 let agentCount = 0
 const noop = (): void => undefined
@@ -46,6 +47,8 @@ export abstract class AgentCore {
   /** The durable session, for an agent made by `Agent.open`. */
   protected sessionOf: AgentSession | undefined
   protected readonly context: ContextManagement
+  /** The forwarders that follow sub-agents (`SubAgentFollower`): the sub-agent tools of a run are told them. */
+  private readonly followers = new Set<SubAgentFollower>()
 
   /** Immutable snapshots, one per change; replays the current one to new subscribers. */
   readonly state$: Observable<AgentState>
@@ -87,7 +90,7 @@ export abstract class AgentCore {
       metrics: options.metrics,
       queueMode: (queue) => (queue === 'steering' ? options.steeringMode : options.followUpMode),
       configOf: (call, signal) => this.configOf(call, signal),
-      context: () => runContextOf(this.state, options.planModeAddendum),
+      context: (runId) => this.runContext(runId),
     })
     this.events$ = this.hub.events$
     this.approvals = new Approvals(
@@ -101,7 +104,7 @@ export abstract class AgentCore {
     } catch {
       // A throwing `contextWindow.estimate` is the user's: the first run meets it again and reports it as that run's error.
     }
-    for (const [i, forward] of (options.forwarders ?? []).entries()) this.subscribe(forward, `forwarder ${i + 1}`)
+    for (const [i, forward] of (options.forwarders ?? []).entries()) this.forwardTo(forward, `forwarder ${i + 1}`)
   }
 
   /** The current snapshot. */
@@ -135,7 +138,24 @@ export abstract class AgentCore {
 
   /** Adds a forwarder (a log, a socket): like a listener, for the agent's whole life. */
   addForwarder(forward: (event: AgentRunEvent) => void): Subscription {
-    return this.hub.subscribe(forward, this.hub.nextForwarderName())
+    return this.forwardTo(forward, this.hub.nextForwarderName())
+  }
+
+  /** Subscribes a forwarder; one that follows sub-agents is told the sub-agent runs of this agent's runs while it is subscribed. */
+  private forwardTo(forward: (event: AgentRunEvent) => void, name: string): Subscription {
+    const subscription = this.hub.subscribe(forward, name)
+    if (isSubAgentFollower(forward)) {
+      this.followers.add(forward)
+      subscription.add(() => this.followers.delete(forward))
+    }
+    return subscription
+  }
+
+  /** What run `runId` starts from; its sub-agent tools are told their parent run when a forwarder follows sub-agents. */
+  private runContext(runId: string): RunContext {
+    const context = runContextOf(this.state, this.options.planModeAddendum)
+    if (this.followers.size === 0) return context
+    return { ...context, tools: withSubAgentParent(context.tools, { agentId: this.id, runId, followers: this.followers }) }
   }
 
   // --- Checkpoints --------------------------------------------------------

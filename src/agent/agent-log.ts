@@ -14,7 +14,11 @@
  * - models are recorded as `ModelSpec`s; a route's stream function is not;
  * - a streamed assistant message's `messageEnd` carries its {@link StreamMarks}
  *   (when the turn started, its first chunk, retries and fallbacks): a few
- *   numbers, so that a finished run's timeline keeps them.
+ *   numbers, so that a finished run's timeline keeps them;
+ * - a policy's decision other than `continue` (the loop's `policyDecision`
+ *   event) is recorded as it was decided: slot, policy, action, and the
+ *   reason and tool call when it has them. It changes no state; it is there
+ *   so that a stored run shows why it was steered or stopped.
  *
  * Every entry has `seq`, its position in the log (0, 1, 2…): an entry is
  * appended at the next position, which a durable store can check.
@@ -25,6 +29,7 @@ import { decodeInput, invalidInput } from '../types/input.js'
 import { AgentMessage } from '../types/message.js'
 import { ModelSpec } from '../types/model.js'
 import { StopReason } from '../types/stop-reason.js'
+import { PolicyAction, PolicySlot } from '../types/event.js'
 
 /** The log format this rxagent writes and reads (in the `init` entry). */
 export const AGENT_LOG_FORMAT = 1
@@ -131,6 +136,20 @@ export const ApprovalDecidedEntry = entry(
   { toolCallId: t.string, decision: ApprovalDecisionCodec, by: t.keyof({ approveTool: null, resolveApproval: null, abort: null }) },
   'ApprovalDecidedEntry',
 )
+/**
+ * A policy did something other than continue (the loop's `policyDecision`
+ * event): `stop` and `skip` say why (`reason`); a pre-dispatch decision names
+ * its tool call (`toolCallId`). Changes no state (an injection's messages and
+ * a stop's end are entries of their own).
+ *
+ * Added within log format {@link AGENT_LOG_FORMAT} 1: a log without it still
+ * decodes, but an rxagent older than this entry cannot read a log that holds
+ * one (it rejects the unknown entry type, naming its position).
+ */
+export const PolicyDecisionEntry = t.intersection(
+  [entry('policyDecision', { slot: PolicySlot, policy: t.string, action: PolicyAction }, 'PolicyDecisionEntry'), t.partial({ reason: t.string, toolCallId: t.string })],
+  'PolicyDecisionEntry',
+)
 /** The transcript, the queues, the pending approvals and the last error are forgotten. */
 export const ResetEntry = entry('reset', {}, 'ResetEntry')
 
@@ -158,6 +177,7 @@ export const AgentLogEntry = taggedUnion(
     PlanModeEntry,
     ApprovalRequestedEntry,
     ApprovalDecidedEntry,
+    PolicyDecisionEntry,
     ResetEntry,
   ],
   'AgentLogEntry',

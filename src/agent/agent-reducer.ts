@@ -150,6 +150,7 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
       })
     case 'turnStart':
     case 'turnEnd':
+    case 'policyDecision':
       return state
   }
 }

@@ -54,7 +54,8 @@ export interface RunnerHost {
   readonly queueMode: (queue: 'steering' | 'followUp') => 'all' | 'oneAtATime' | undefined
   /** The loop configuration of a run (`loop-config.ts`). */
   readonly configOf: (call: CallOptions, signal: AbortSignal) => AgentLoopConfig
-  readonly context: () => RunContext
+  /** What run `runId` starts from. */
+  readonly context: (runId: string) => RunContext
 }
 
 /** See the module comment. */
@@ -152,7 +153,7 @@ export class Runner {
       replay.error(error)
       settle.reject(error)
     }
-    active.subscription = loop(host.context(), host.configOf(call, abort.signal))
+    active.subscription = loop(host.context(runId), host.configOf(call, abort.signal))
       .pipe(turnMetrics(host.scheduler))
       .subscribe({
         next: (loopEvent) => {

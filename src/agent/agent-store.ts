@@ -117,6 +117,11 @@ export class AgentStore {
       case 'toolExecutionEnd':
         this.append({ type: event.type, toolCallId: event.toolCallId })
         return
+      case 'policyDecision': {
+        const { slot, policy, action, reason, toolCallId } = event
+        this.append({ type: 'policyDecision', slot, policy, action, ...(reason === undefined ? {} : { reason }), ...(toolCallId === undefined ? {} : { toolCallId }) })
+        return
+      }
       case 'agentEnd': {
         const { stopReason, error } = event.result
         this.append(error === undefined ? { type: 'agentEnd', stopReason } : { type: 'agentEnd', stopReason, error })

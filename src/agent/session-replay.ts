@@ -76,6 +76,9 @@ function identity(entry: AgentLogEntry): string {
     case 'turnStart':
     case 'turnEnd':
       return `${entry.type} ${entry.turnIndex}`
+    case 'policyDecision':
+      // The reason is the policy's text (it may hold numbers, times): which policy decided what, where, is checked.
+      return `${entry.type} ${entry.slot} ${entry.policy} ${entry.action}${entry.toolCallId === undefined ? '' : ` ${entry.toolCallId}`}`
     case 'enqueue':
     case 'dequeue':
     case 'clearQueue':

@@ -1,4 +1,5 @@
 /** The words the timeline labels bars, marks and runs with. */
+import type { PolicyAction, PolicySlot } from '../types/event.js'
 import type { AgentMessage, AssistantMessage } from '../types/message.js'
 import type { BarStatus } from './timeline-model.js'
 
@@ -27,3 +28,8 @@ export function assistantLabel(m: AssistantMessage): string {
 
 /** How a model bar ended, by its message's stop reason. */
 export const assistantStatus = (m: AssistantMessage): BarStatus => (m.stopReason === 'error' ? 'error' : m.stopReason === 'aborted' ? 'aborted' : 'ok')
+
+/** A policy decision's mark: where (slot), who (policy), what (action), and why when it says. */
+export function policyLabel(d: { readonly slot: PolicySlot; readonly policy: string; readonly action: PolicyAction; readonly reason?: string }): string {
+  return `${d.slot} ${d.policy}: ${d.action}${d.reason === undefined ? '' : ` (${short(d.reason)})`}`
+}

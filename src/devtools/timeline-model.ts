@@ -4,6 +4,7 @@
  * them as marble strings for tests). All times are milliseconds since the
  * epoch, from the records' `at`.
  */
+import type { PolicyAction, PolicySlot } from '../types/event.js'
 import type { AgentMessage } from '../types/message.js'
 
 /** The lanes of a run: what arrived (prompts, steering, follow-ups, commands), the model's stream, and one lane per tool call. */
@@ -114,6 +115,24 @@ export interface PendingApprovalView {
   readonly at: number
 }
 
+/**
+ * A policy's decision (a `policyDecision` entry), drawn as a `policy` mark
+ * on the model lane, or on its tool call's lane for a pre-dispatch one; the
+ * inspector shows it whole. A log written before these entries has none
+ * (its run's policy stop is then drawn from the run's end).
+ */
+export interface PolicyDecisionView {
+  readonly position: number
+  readonly at: number
+  readonly slot: PolicySlot
+  readonly policy: string
+  readonly action: PolicyAction
+  /** Why (`stop` and `skip` say). */
+  readonly reason?: string
+  /** The call a pre-dispatch decision was about. */
+  readonly toolCallId?: string
+}
+
 /** One run: from its `runStart` (through any `runResumed`) to its `agentEnd` / `runFailed` (open while it runs). */
 export interface RunTimeline {
   readonly runId: string
@@ -135,6 +154,7 @@ export interface RunTimeline {
   readonly turns: readonly TurnSummary[]
   readonly messages: readonly MessageItem[]
   readonly pendingApprovals: readonly PendingApprovalView[]
+  readonly policyDecisions: readonly PolicyDecisionView[]
 }
 
 /** A session as the page shows it. */

@@ -1,13 +1,13 @@
 /**
  * One run of a session's timeline, built record by record (`timeline.ts`
- * splits the records into runs): its lanes, bars and marks, turns, messages
- * and pending approvals.
+ * splits the records into runs): its lanes, bars and marks, turns, messages,
+ * pending approvals and policy decisions (a stream's marks: `timeline-stream.ts`).
  */
-import type { AgentLogEntry, StreamMarks } from '../agent/agent-log.js'
-import type { StreamRecord } from '../agent/session-store.js'
+import type { AgentLogEntry } from '../agent/agent-log.js'
 import type { AgentMessage } from '../types/message.js'
-import { assistantLabel, assistantStatus, messageGist } from './timeline-labels.js'
-import type { BarStatus, MarkKind, MessageItem, PendingApprovalView, RunTimeline, TimelineBar, TimelineLane, TimelineMark, TurnSummary } from './timeline-model.js'
+import { assistantLabel, assistantStatus, messageGist, policyLabel } from './timeline-labels.js'
+import type { BarStatus, MarkKind, MessageItem, PendingApprovalView, PolicyDecisionView, RunTimeline, TimelineBar, TimelineLane, TimelineMark, TurnSummary } from './timeline-model.js'
+import { drawStreamMarks } from './timeline-stream.js'
 
 type MutableBar = { -readonly [K in keyof TimelineBar]: TimelineBar[K] }
 /** `firstTokenAt`: when its first chunk came; `retriesDrawn`: its stream records drew its retries and fallbacks. */
@@ -35,6 +35,7 @@ export class RunBuilder {
   readonly turns: MutableTurn[] = []
   readonly messages: MessageItem[] = []
   readonly pending = new Map<string, PendingApprovalView>()
+  readonly decisions: PolicyDecisionView[] = []
   turn: MutableTurn | undefined
   modelBar: MutableBar | undefined
 
@@ -108,60 +109,8 @@ export class RunBuilder {
       turns: this.turns.map(({ firstTokenAt: _, retriesDrawn: __, ...t }) => t),
       messages: [...this.messages],
       pendingApprovals: [...this.pending.values()],
+      policyDecisions: [...this.decisions],
     }
-  }
-
-  stream(record: StreamRecord, at: number, position: number): void {
-    const kinds = new Set<MarkKind>()
-    for (const chunk of record.chunks) {
-      switch (chunk.type) {
-        case 'textDelta':
-          kinds.add('text')
-          break
-        case 'thinkingDelta':
-        case 'thinkingRedacted':
-          kinds.add('thinking')
-          break
-        case 'toolUseStart':
-          this.callNames.set(chunk.id, chunk.name)
-          kinds.add('toolUse')
-          break
-        case 'toolUseArgsDelta':
-          kinds.add('toolUse')
-          break
-        case 'retry':
-          if (this.turn !== undefined) this.turn.retriesDrawn = true
-          if (chunk.model !== undefined) this.mark(this.model, 'fallback', at, `fallback to ${chunk.model.modelId}: ${chunk.error.message}`, position)
-          else this.mark(this.model, 'retry', at, `retry ${chunk.attempt} in ${chunk.delayMs} ms: ${chunk.error.message}`, position)
-          break
-        default:
-          break
-      }
-    }
-    if (kinds.size > 0 && this.turn !== undefined && this.turn.firstTokenAt === undefined) {
-      this.turn.firstTokenAt = at
-      this.turn.ttftMs = at - this.turn.start
-    }
-    for (const kind of kinds) this.mark(this.model, kind, at, kind === 'toolUse' ? 'tool-use chunks' : `${kind} chunks`, position)
-  }
-
-  /**
-   * A finished message's marks (`messageEnd.stream`; its stream records are
-   * compacted): its turn's time to first token, and its retries and
-   * fallbacks unless its stream records drew them already.
-   */
-  streamMarks(marks: StreamMarks, position: number): void {
-    const turn = this.turn
-    if (turn !== undefined && marks.firstChunkAt !== undefined) {
-      turn.firstTokenAt = marks.firstChunkAt
-      turn.ttftMs = marks.firstChunkAt - turn.start
-    }
-    if (turn?.retriesDrawn === true) return
-    const drawn: TimelineMark[] = [
-      ...(marks.retries ?? []).map((r): TimelineMark => ({ kind: 'retry', at: r.at, label: `retry ${r.attempt} in ${r.delayMs} ms: ${r.error}`, position })),
-      ...(marks.fallbacks ?? []).map((f): TimelineMark => ({ kind: 'fallback', at: f.at, label: `fallback to ${f.modelId}: ${f.error}`, position })),
-    ]
-    this.model.marks.push(...drawn.sort((a, b) => a.at - b.at))
   }
 
   message(message: AgentMessage, at: number, position: number): void {
@@ -228,7 +177,7 @@ export class RunBuilder {
         break
       case 'messageEnd':
         this.message(e.message, at, position)
-        if (e.stream !== undefined && e.message.role === 'assistant') this.streamMarks(e.stream, position)
+        if (e.stream !== undefined && e.message.role === 'assistant') drawStreamMarks(this, e.stream, position)
         break
       case 'toolExecutionStart': {
         const lane = this.tool(e.toolCallId)
@@ -273,12 +222,21 @@ export class RunBuilder {
       case 'dequeue':
         this.mark(this.inputs, 'dequeue', at, `took ${e.count} ${e.queue === 'steering' ? 'steering' : 'follow-up'} message${e.count === 1 ? '' : 's'}`, position)
         break
+      case 'policyDecision': {
+        const { slot, policy, action, reason, toolCallId } = e
+        this.decisions.push({ position, at, slot, policy, action, ...(reason === undefined ? {} : { reason }), ...(toolCallId === undefined ? {} : { toolCallId }) })
+        this.mark(toolCallId === undefined ? this.model : this.tool(toolCallId), 'policy', at, policyLabel(e), position)
+        break
+      }
       case 'agentEnd':
         this.end = at
         this.status = 'done'
         this.stopReason = e.stopReason
         this.error = e.error
-        if (e.stopReason === 'policyStop' || e.stopReason === 'maxTurns') this.mark(this.model, 'policy', at, `stopped: ${e.stopReason}${e.error === undefined ? '' : ` (${e.error})`}`, position)
+        // A log written before `policyDecision` entries: the stop is drawn from the run's end.
+        if ((e.stopReason === 'policyStop' || e.stopReason === 'maxTurns') && !this.decisions.some((d) => d.action === 'stop')) {
+          this.mark(this.model, 'policy', at, `stopped: ${e.stopReason}${e.error === undefined ? '' : ` (${e.error})`}`, position)
+        }
         this.close(at, e.stopReason === 'aborted' ? 'aborted' : e.stopReason === 'error' ? 'error' : 'ok')
         break
       case 'runFailed':

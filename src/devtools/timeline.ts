@@ -16,12 +16,14 @@
  * chunk marks are there only while it streams). Its time to first token,
  * retries and fallbacks come from its stream records while it streams, then
  * from the marks its `messageEnd` carries (`StreamMarks`; a log written
- * before them has none). Policy verdicts appear only as the stop reason they
- * caused.
+ * before them has none). A policy's decision is a mark where it was made
+ * (a log written before `policyDecision` entries shows only the stop it
+ * caused).
  */
 import type { SessionRecord } from '../agent/session-store.js'
 import type { SessionTimeline } from './timeline-model.js'
 import { RunBuilder } from './timeline-run.js'
+import { drawStreamRecord } from './timeline-stream.js'
 
 export { messageGist } from './timeline-labels.js'
 
@@ -82,7 +84,7 @@ export function sessionTimeline(sessionId: string, records: readonly SessionReco
       continue
     }
     current.see(at)
-    if (body.type === 'stream') current.stream(body, at, position)
+    if (body.type === 'stream') drawStreamRecord(current, body, at, position)
     else current.entry(body, at, position)
     if (body.type === 'turnStart' && current === resumed) {
       // The resumed turn runs the suspended answer's calls without a model call (`agentLoopResume`): no model bar.

@@ -65,6 +65,12 @@ export class RunTracer {
     return this.finished
   }
 
+  /** The context of tool call `toolCallId`'s open `execute_tool` span (a sub-agent's run is traced under it); `undefined` when none is open. */
+  toolContext(toolCallId: string): Context | undefined {
+    const span = this.tools.get(toolCallId)
+    return span === undefined || this.runContext === undefined ? undefined : trace.setSpan(this.runContext, span)
+  }
+
   /** Takes one event of the run. */
   handle(event: TracedEvent): void {
     if (this.finished) return

@@ -111,6 +111,9 @@ export const ToolApprovalEndEvent = struct(
 /** Which of the four slots a policy ran in. */
 export const PolicySlot = t.keyof({ preTurn: null, preDispatch: null, postTurn: null, postLoop: null }, 'PolicySlot')
 export type PolicySlot = t.TypeOf<typeof PolicySlot>
+/** What a policy decided, other than continue: `stop` and `inject` (any slot but pre-dispatch), `skip` and `rewrite` (pre-dispatch). */
+export const PolicyAction = t.keyof({ stop: null, inject: null, skip: null, rewrite: null }, 'PolicyAction')
+export type PolicyAction = t.TypeOf<typeof PolicyAction>
 /** A policy did something other than continue. */
 export const PolicyDecisionEvent = struct(
   'PolicyDecisionEvent',
@@ -118,7 +121,7 @@ export const PolicyDecisionEvent = struct(
     type: t.literal('policyDecision'),
     slot: PolicySlot,
     policy: t.string,
-    action: t.keyof({ stop: null, inject: null, skip: null, rewrite: null }),
+    action: PolicyAction,
   },
   { reason: t.string, toolCallId: t.string },
 )

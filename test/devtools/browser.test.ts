@@ -2,7 +2,7 @@
  * The devtools page in a real browser: headless Chromium (Debian's
  * `chromium`, driven by playwright-core) loads the page against a store
  * filled by a real scripted Agent run, checks the lanes and counts, answers
- * the pending approval from the page, and keeps screenshots under
+ * the pending approval from the page, draws a run's policy decisions, and keeps screenshots under
  * `test-artifacts/devtools/`. Without Chromium the suite is skipped, saying
  * how to install it.
  */
@@ -16,6 +16,7 @@ import type { SessionStore } from '../../src/agent/session-store.js'
 import { memorySessionStore } from '../../src/sessions/memory-store.js'
 import { scriptedSession, type ScriptedSession } from './scripted-session.js'
 import { streamingSession } from './streaming-session.js'
+import { policySession } from './policy-session.js'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const haveChromium = existsSync(CHROMIUM)
@@ -137,6 +138,31 @@ describe.skipIf(!haveChromium)(`the devtools page in headless Chromium${haveChro
     expect(await page.locator('#runs button').first().textContent()).toContain('(running)')
     await page.locator('#timeline').screenshot({ path: join(ARTIFACTS, 'streaming-timeline.png') })
     await page.screenshot({ path: join(ARTIFACTS, 'streaming.png'), fullPage: true })
+  })
+
+  it('draws the policy decisions of a run (skip, inject, stop) and opens one in the inspector', async () => {
+    const id = await policySession(store)
+    await page.getByLabel('Search sessions').fill('policy')
+    await page.getByRole('button', { name: new RegExp(id) }).click()
+    await expect.poll(() => page.locator('#session-title').textContent()).toBe(id)
+    await expect.poll(() => page.locator('#run-meta').textContent()).toMatch(/^done · policyStop · one answer is enough · /)
+    const policyMarks = (lane: string) => page.locator(`[data-lane="${lane}"] [data-mark="policy"]`)
+    expect(await policyMarks('model').evaluateAll((ms) => ms.map((m) => m.getAttribute('aria-label')))).toEqual([
+      'postTurn nudge: inject: open the decision',
+      'postTurn one-answer: stop (one answer is enough): open the decision',
+    ])
+    expect(await policyMarks('tool:l-2').count()).toBe(1)
+    expect(await policyMarks('tool:l-1').count()).toBe(0)
+    await page.locator('#timeline').screenshot({ path: join(ARTIFACTS, 'policy-timeline.png') })
+    const inspector = page.locator('#message')
+    await policyMarks('model').last().click()
+    await expect.poll(() => inspector.locator('h4').textContent()).toBe('policy one-answer · postTurn · stop')
+    expect(await inspector.textContent()).toContain('reason: one answer is enough')
+    await policyMarks('tool:l-2').press('Enter')
+    await expect.poll(() => inspector.locator('h4').textContent()).toBe('policy no-secrets · preDispatch · skip')
+    expect(await inspector.textContent()).toContain('tool call l-2')
+    expect(await inspector.textContent()).toContain('reason: secrets are not looked up')
+    await page.screenshot({ path: join(ARTIFACTS, 'policy.png'), fullPage: true })
   })
 
   it('searches sessions and raised no error on the page', async () => {

@@ -27,7 +27,7 @@ const write = defineTool({
 })
 
 /** Chunks spread over time: one every `every` ms (real time, on the async scheduler). */
-function spread(chunks: readonly ProviderChunk[], every = 3) {
+export function spread(chunks: readonly ProviderChunk[], every = 3) {
   const letters = chunks.map((_, i) => String.fromCharCode(0x100 + i))
   const values = Object.fromEntries(letters.map((l, i) => [l, chunks[i]!]))
   return { marbles: letters.map((l) => `${'-'.repeat(every)}${l}`).join('') + '|', values }

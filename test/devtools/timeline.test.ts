@@ -211,6 +211,37 @@ describe('sessionTimeline', () => {
     expect(timelineMarbles(run, 10)).toEqual({ inputs: '---------c---', model: '=------------', 'write w1': '--?~~~~~!==--' })
   })
 
+  it('draws policy decisions where they were made: model lane, or the call a pre-dispatch one was about; the stop once', () => {
+    const tl = sessionTimeline('s', records([
+      [0, init],
+      [10, { type: 'runStart', runId: 'p', prompts: [] }],
+      [10, { type: 'turnStart', turnIndex: 0 }],
+      [30, end(toolCalls('r1'))],
+      [40, { type: 'policyDecision', slot: 'preDispatch', policy: 'deny', action: 'skip', reason: 'not r1', toolCallId: 'r1' }],
+      [40, end(result('r1', true))],
+      [40, { type: 'turnEnd', turnIndex: 0 }],
+      [50, { type: 'policyDecision', slot: 'postTurn', policy: 'nudge', action: 'inject' }],
+      [60, { type: 'turnStart', turnIndex: 1 }],
+      [60, end(userMessage('keep going'))],
+      [80, end(assistantMessage('done'))],
+      [80, { type: 'turnEnd', turnIndex: 1 }],
+      [90, { type: 'policyDecision', slot: 'postLoop', policy: 'judge', action: 'stop', reason: 'good enough' }],
+      [90, { type: 'agentEnd', stopReason: 'policyStop', error: 'good enough' }],
+    ]))
+    const run = tl.runs[0]!
+    expect(timelineMarbles(run, 10)).toEqual({ inputs: '-----u---', model: '==--P==-P', 'read r1': '---P-----' })
+    expect(run.lanes.flatMap((l) => l.marks.filter((m) => m.kind === 'policy').map((m) => [l.id, m.label, m.position]))).toEqual([
+      ['model', 'postTurn nudge: inject', 8],
+      ['model', 'postLoop judge: stop (good enough)', 13],
+      ['tool:r1', 'preDispatch deny: skip (not r1)', 5],
+    ])
+    expect(run.policyDecisions).toEqual([
+      { position: 5, at: 40, slot: 'preDispatch', policy: 'deny', action: 'skip', reason: 'not r1', toolCallId: 'r1' },
+      { position: 8, at: 50, slot: 'postTurn', policy: 'nudge', action: 'inject' },
+      { position: 13, at: 90, slot: 'postLoop', policy: 'judge', action: 'stop', reason: 'good enough' },
+    ])
+  })
+
   it('rejects a unit that is not positive', () => {
     const run = sessionTimeline('s', records([[0, init], [1, { type: 'runStart', runId: 'a', prompts: [] }]])).runs[0]!
     expect(() => timelineMarbles(run, 0)).toThrow(/unitMs must be a positive/)

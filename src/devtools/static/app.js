@@ -56,7 +56,7 @@ async function openSession(sessionId) {
   state.selected = undefined
   state.zoom = 1
   say('')
-  $('message').replaceChildren(h('p', { class: 'muted' }, 'Choose a message, or a bar of the timeline.'))
+  $('message').replaceChildren(h('p', { class: 'muted' }, 'Choose a message, a bar or a policy mark of the timeline.'))
   location.hash = `#/session/${encodeURIComponent(sessionId)}`
   for (const b of document.querySelectorAll('#session-list button')) b.setAttribute('aria-current', b.dataset.session === sessionId ? 'true' : 'false')
   await refresh()
@@ -191,6 +191,8 @@ function renderMessages(run) {
   )
   const chosen = run.messages.find((m) => m.position === state.selected)
   if (chosen) showMessage(chosen, run)
+  const decision = (run.policyDecisions ?? []).find((d) => d.position === state.selected)
+  if (decision) showDecision(decision, run)
 }
 
 function select(position) {
@@ -230,6 +232,15 @@ function showMessage(item, run) {
   $('message').replaceChildren(...parts)
 }
 
+function showDecision(d, run) {
+  const why = d.reason ?? (d.action === 'inject' ? 'none given (an injection adds messages, shown in the list)' : 'none given')
+  $('message').replaceChildren(
+    h('h4', {}, `policy ${d.policy} · ${d.slot} · ${d.action}`),
+    h('p', { class: 'muted' }, `record ${d.position} · +${formatMs(d.at - run.from)}${d.toolCallId ? ` · tool call ${d.toolCallId}` : ''}`),
+    h('p', {}, h('strong', {}, 'reason: '), why),
+  )
+}
+
 // ---- zoom and start ---------------------------------------------------------
 
 function zoom(factor) {
@@ -262,7 +273,7 @@ $('legend').replaceChildren(
   'Bars: ', h('b', {}, 'model call'), ' per turn, ', h('b', {}, 'tool execution'), ' per call (overlaps ran together), ', h('b', {}, 'approval wait'),
   '; purple while running, red on error, grey when aborted. Marks: ',
   ...Object.entries(MARK_LETTERS).map(([kind, letter], i) => `${i ? ', ' : ''}${letter} ${MARK_NAMES[kind]}`),
-  '. Chunk marks are drawn only while a message streams; a finished message keeps its time to first token, retries and fallbacks.',
+  '. Chunk marks are drawn only while a message streams; a finished message keeps its time to first token, retries and fallbacks. A policy mark opens its decision.',
 )
 
 api('info').then((info) => {

@@ -16,7 +16,7 @@ export const MARK_LETTERS = {
 export const MARK_NAMES = {
   user: 'user message', steering: 'steering queued', followUp: 'follow-up queued', dequeue: 'queue taken', command: 'command',
   text: 'text chunks', thinking: 'thinking chunks', toolUse: 'tool-use chunks', retry: 'retry', fallback: 'fallback',
-  policy: 'policy stop', approvalRequested: 'approval requested', approvalDecided: 'approval decided',
+  policy: 'policy decision', approvalRequested: 'approval requested', approvalDecided: 'approval decided',
 }
 
 function el(name, attrs = {}, text) {
@@ -24,6 +24,15 @@ function el(name, attrs = {}, text) {
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v))
   if (text !== undefined) node.textContent = text
   return node
+}
+
+/** Makes `node` a button (click, Enter, Space) doing `open`. */
+function clickable(node, label, open) {
+  node.setAttribute('tabindex', '0')
+  node.setAttribute('role', 'button')
+  node.setAttribute('aria-label', label)
+  node.addEventListener('click', open)
+  node.addEventListener('keydown', (e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), open()))
 }
 
 export function formatMs(ms) {
@@ -43,7 +52,7 @@ function tickStep(pxPerMs) {
 /**
  * Draws `run` into `container`. `zoom` multiplies the scale that fits the
  * run into the container's width. `onSelect(position)` is called when a bar
- * or mark with a message is clicked (or activated with Enter/Space).
+ * with a message, or a policy mark, is clicked (or activated with Enter/Space).
  */
 export function drawTimeline(container, run, zoom, onSelect) {
   const from = run.from
@@ -77,14 +86,7 @@ export function drawTimeline(container, run, zoom, onSelect) {
       })
       const open = bar.end === undefined ? ' (still open)' : ''
       rect.append(el('title', {}, `${bar.label}\n${bar.status}${open} · ${formatMs(end - bar.start)} · from +${formatMs(bar.start - from)}`))
-      if (bar.position !== undefined) {
-        rect.setAttribute('tabindex', '0')
-        rect.setAttribute('role', 'button')
-        rect.setAttribute('aria-label', `${bar.label}, ${bar.status}, ${formatMs(end - bar.start)}: open its message`)
-        const open = () => onSelect(bar.position)
-        rect.addEventListener('click', open)
-        rect.addEventListener('keydown', (e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), open()))
-      }
+      if (bar.position !== undefined) clickable(rect, `${bar.label}, ${bar.status}, ${formatMs(end - bar.start)}: open its message`, () => onSelect(bar.position))
       g.append(rect)
     }
     for (const mark of lane.marks) {
@@ -92,6 +94,7 @@ export function drawTimeline(container, run, zoom, onSelect) {
       m.append(el('circle', { r: 7 }))
       m.append(el('text', {}, MARK_LETTERS[mark.kind] ?? '·'))
       m.append(el('title', {}, `${mark.label}\n+${formatMs(mark.at - from)}`))
+      if (mark.kind === 'policy') clickable(m, `${mark.label}: open the decision`, () => onSelect(mark.position))
       g.append(m)
     }
     svg.append(g)
