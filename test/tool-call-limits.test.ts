@@ -109,6 +109,33 @@ describe('tool calls per message', () => {
     expect(toolResultsOf(events).filter((r) => r.isError).map(textOf)).toEqual(Array(10_000 - 128).fill(overCap(10_000, 128)))
   })
 
+  it('the Agent streams a message of 4,000 tool calls in linear work: past 256 blocks its streamMessage is refreshed every blocks/64 chunks, below it at every chunk; the final message is exact', async () => {
+    const tool = defineTool({ name: 'work', description: 'x', parameters: t.type({}), execute: () => 'done' })
+    const streamed = async (n: number) => {
+      const model = scriptedModel([reply.toolCalls(calls(n)), reply.text('done')])
+      const agent = new Agent({ systemPrompt: 's', model: model.model, streamFn: model.streamFn, tools: [tool] })
+      let copied = 0
+      let snapshots = 0
+      let chunks = 0
+      agent.state$.subscribe((s) => {
+        if (s.streamMessage === undefined) return
+        snapshots++
+        copied += s.streamMessage.content.length
+      })
+      agent.events$.subscribe((e) => void (e.type === 'messageUpdate' && e.contentIndex < n && chunks++))
+      await agent.prompt('go')
+      const answer = agent.state.messages.find((m) => m.role === 'assistant')!
+      return { copied, snapshots, chunks, calls: answer.content.filter((c) => c.type === 'toolCall').length }
+    }
+    const small = await streamed(100)
+    // messageStart, then one snapshot per chunk of the 100 calls and the text answer's.
+    expect(small.snapshots).toBeGreaterThanOrEqual(small.chunks + 1)
+    const large = await streamed(4_000)
+    expect(large.calls).toBe(4_000)
+    // Per chunk, on average, at most ~64 blocks copied (a snapshot per chunk would copy ~2,000 on average: 24M in all).
+    expect(large.copied / large.chunks).toBeLessThan(100)
+  })
+
   it('agentLoop: the default cap is 128 calls per message', () => {
     let ran = 0
     const tool = defineTool({ name: 'work', description: 'x', parameters: t.type({}), execute: () => (ran++, 'done') })
