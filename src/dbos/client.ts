@@ -17,7 +17,7 @@ import { decodeInput, decodePrompts, invalidInput, type AgentMessageInput } from
 import type { AgentMessage } from '../types/message.js'
 import { approvalTopic, INPUT_TOPIC, type RunInput } from './run-workflow.js'
 import { loadDbos, loadPg } from './sdk.js'
-import { addRun, migrate, openRuns, sendInput, underStartLock, type InboxMessage } from './tables.js'
+import { addRun, endRun, isDone, migrate, openRuns, sendInput, underStartLock, type InboxMessage } from './tables.js'
 import {
   connectionStringOf,
   DEFAULT_APP,
@@ -95,6 +95,16 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
       await dbos.send(live, decided, approvalTopic(toolCallId), `approval:${sessionId}:${toolCallId}`)
       return true
     },
+    async abort(sessionId: string) {
+      decodeInput(NonEmpty, sessionId, 'dbosAgentClient.abort', 'sessionId')
+      let aborted = false
+      for (const run of await openRuns(pool, sessionId)) {
+        if (await isOver(run)) continue
+        await dbos.cancelWorkflow(run)
+        aborted = true
+      }
+      return aborted
+    },
     async outcome(runId, outcomeOptions = {}): Promise<DbosRunOutcome> {
       const sessionId = runId.slice(0, runId.lastIndexOf('/run-'))
       const handle = dbos.retrieveWorkflow<DbosRunOutcome>(runId)
@@ -104,7 +114,13 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
         return await result
       } catch (error) {
         if (error instanceof OutcomeTimeout) throw error
-        return { sessionId, runId, stopReason: 'error', error: errorText(error) }
+        const status = await dbos.getWorkflow(runId).catch(() => undefined)
+        if (status?.status !== 'CANCELLED') return { sessionId, runId, stopReason: 'error', error: errorText(error) }
+        // DBOS reports the cancel at once; a worker that was executing the run ends it (logged) a moment later: wait for that, within bounds.
+        const started = ((await dbos.listWorkflowSteps(runId).catch(() => undefined)) ?? []).length > 0
+        if (!started) await endRun(pool, runId)
+        else for (const until = Date.now() + Math.min(timeoutMs ?? ABORT_SETTLE_MS, ABORT_SETTLE_MS); !(await isDone(pool, runId)) && Date.now() < until; ) await sleep(50)
+        return { sessionId, runId, stopReason: 'aborted', error: 'the run was aborted (its workflow was cancelled)' }
       }
     },
     async close() {
@@ -114,6 +130,10 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
     },
   }
 }
+
+/** How long `outcome` waits, at most, for a worker to end a run that was cancelled while it executed it. */
+const ABORT_SETTLE_MS = 15_000
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** DBOS workflow statuses of a run that will never receive a message. */
 const OVER: ReadonlySet<string> = new Set(['SUCCESS', 'ERROR', 'CANCELLED', 'MAX_RECOVERY_ATTEMPTS_EXCEEDED'])

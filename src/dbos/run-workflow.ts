@@ -52,6 +52,12 @@ export interface WorkerContext {
   /** The lease holder: the worker's id (a worker restarted with its id takes its leases back at once). */
   readonly holder: string
   readonly leaseTtlMs: number
+  /**
+   * Calls `abort` when run `runId`'s workflow is cancelled (`DbosAgentClient.abort`,
+   * or DBOS's `cancelWorkflow`) while this worker executes it; returns the
+   * function that stops watching.
+   */
+  readonly onCancel: (runId: string, abort: () => void) => () => void
 }
 
 /** The DBOS message topic an approval decision for `toolCallId` is sent on. */
@@ -115,6 +121,8 @@ export async function executeRun(ctx: WorkerContext, runId: string, input: RunIn
       gate,
     )
     let result: AgentResult | undefined
+    // Cancelled: the run ends here as aborted (every tool call answered, logged); DBOS refuses the steps after that.
+    const unwatch = ctx.onCancel(runId, () => void agent!.abort())
     try {
       result = await startRun(agent, input.prompts)
       for (;;) {
@@ -125,6 +133,7 @@ export async function executeRun(ctx: WorkerContext, runId: string, input: RunIn
       }
       await agent.session!.flush()
     } finally {
+      unwatch()
       await agent.session!.close()
     }
     return outcome(sessionId, runId, result)

@@ -174,6 +174,12 @@ export async function endRun(pool: Pool, runId: string): Promise<void> {
   await pool.query(`UPDATE ${SCHEMA}.runs SET done = true WHERE run_id = $1`, [runId])
 }
 
+/** Whether run `runId` is done taking input (a run that is not known counts as done). */
+export async function isDone(pool: Pool, runId: string): Promise<boolean> {
+  const r = await pool.query<{ done: boolean }>(`SELECT done FROM ${SCHEMA}.runs WHERE run_id = $1`, [runId])
+  return r.rows[0]?.done ?? true
+}
+
 /** The session's runs not done, oldest first. */
 export async function openRuns(pool: Pool, sessionId: string): Promise<readonly string[]> {
   const r = await pool.query<{ run_id: string }>(`SELECT run_id FROM ${SCHEMA}.runs WHERE session_id = $1 AND NOT done ORDER BY created_at, run_id`, [sessionId])

@@ -140,7 +140,17 @@ export interface DbosAgentClient {
   followUp(sessionId: string, message: string | AgentMessageInput): Promise<SubmittedInput>
   /** Decides a pending approval of the session; `false` when no run waits for `toolCallId`. */
   resolveApproval(sessionId: string, toolCallId: string, decision: ApprovalDecision): Promise<boolean>
-  /** Resolves when the run ends. */
+  /**
+   * Aborts the session's open runs (the live one and any queued after it)
+   * by cancelling their DBOS workflows. A run executing on a worker ends
+   * within about one polling interval as an abort does in one process:
+   * stopReason `aborted`, every tool call answered, logged; a queued run
+   * never starts. A cancelled run is not resumed (DBOS's `resumeWorkflow`
+   * would replay it against a log that says it ended). `false` when no run
+   * was open.
+   */
+  abort(sessionId: string): Promise<boolean>
+  /** Resolves when the run ends (stopReason `aborted` for a run {@link DbosAgentClient.abort} cancelled). */
   outcome(runId: string, options?: { readonly timeoutMs?: number }): Promise<DbosRunOutcome>
   /** The session store the cluster logs in (read it, tail it, serve it as SSE). */
   readonly store: SessionStore

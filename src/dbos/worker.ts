@@ -57,6 +57,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<DbosWork
   await migrate(pool)
   await heartbeat(pool, app, workerId)
   const store = options.store ?? (await postgresSessionStore({ connectionString: url }))
+  /** The runs executing here, and how to abort each (see `watchCancels`). */
+  const watched = new Map<string, () => void>()
   const context: WorkerContext = {
     dbos: dbosApi(sdk),
     store,
@@ -64,6 +66,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<DbosWork
     agents: new Map(options.agents.map((a) => [a.name, a])),
     holder: `worker:${workerId}`,
     leaseTtlMs: options.leaseTtlMs ?? 15_000,
+    onCancel: (runId, abort) => {
+      watched.set(runId, abort)
+      return () => watched.delete(runId)
+    },
   }
   const state = { context, running: 0 }
   current = state
@@ -113,6 +119,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<DbosWork
       .finally(() => (sweeping = false))
   }, beatMs)
   timer.unref()
+  const cancels = watchCancels(sdk.DBOS, watched, options.pollingIntervalMs ?? 250)
 
   let stopping: Promise<void> | undefined
   return {
@@ -121,6 +128,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<DbosWork
     stop(stopOptions = {}) {
       stopping ??= (async () => {
         clearInterval(timer)
+        clearInterval(cancels)
         if (stopOptions.drain === true) {
           // No new runs for this worker; those in flight finish (or are left for recovery after `timeoutMs`).
           await executor.DBOSExecutor.globalInstance?.deactivateEventReceivers()
@@ -138,4 +146,29 @@ export async function startWorker(options: StartWorkerOptions): Promise<DbosWork
       return stopping
     },
   }
+}
+
+/**
+ * Every `everyMs`, while runs execute here, one query for those of them
+ * whose workflow was cancelled; each is aborted (once).
+ */
+function watchCancels(dbos: Pick<typeof import('@dbos-inc/dbos-sdk').DBOS, 'listWorkflows'>, watched: Map<string, () => void>, everyMs: number): ReturnType<typeof setInterval> {
+  let looking = false
+  const timer = setInterval(() => {
+    if (looking || watched.size === 0) return
+    looking = true
+    dbos
+      .listWorkflows({ workflowIDs: [...watched.keys()], status: 'CANCELLED', loadInput: false, loadOutput: false })
+      .then((cancelled) => {
+        for (const { workflowID } of cancelled) {
+          const abort = watched.get(workflowID)
+          watched.delete(workflowID)
+          abort?.()
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => (looking = false))
+  }, everyMs)
+  timer.unref()
+  return timer
 }

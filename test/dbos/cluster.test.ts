@@ -4,7 +4,7 @@
  * and tool call completed once but for the step in flight at a kill, one
  * live run per session, one logical transcript each); an approval answered
  * after the whole cluster restarted; steering and follow-ups from another
- * process at any moment; a reader following a session over SSE through a
+ * process at any moment; an abort from another process; a reader following a session over SSE through a
  * crash.
  */
 import { EventSource } from 'eventsource'
@@ -193,6 +193,7 @@ describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (c
     } finally {
       await dbos.destroy()
     }
+    expect(await client.outcome(runId, { timeoutMs: 10_000 })).toMatchObject({ stopReason: 'aborted' })
     const next = await client.followUp('c1', 'after the cancel')
     expect(next.runId, 'the follow-up was sent to the cancelled run').not.toBe(runId)
     const w = await start(config, 'cw')
@@ -202,6 +203,38 @@ describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (c
     expect(log.flatMap((e) => (e.type === 'messageEnd' && e.message.role === 'user' ? e.message.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])) : []))).toEqual(['after the cancel'])
     await kill(w)
   }, 120_000)
+
+  it('abort from another process: a run streaming on a worker ends aborted with a valid transcript, one waiting for an approval too, and the session goes on with its next prompt', async () => {
+    const { config, client } = await setUp()
+    const w = await start(config, 'ab')
+    const waitFor = async (sessionId: string, what: string, seen: (records: readonly SessionRecord[]) => boolean) => {
+      for (let i = 0; !seen(await client.store.read(sessionId).catch(() => [])); i++) {
+        expect(i, `${sessionId}: ${what}`).toBeLessThan(1500)
+        await sleep(20)
+      }
+    }
+    const streaming = await client.prompt('slowAb', 'ledger', 'long work')
+    await waitFor('slowAb', 'no text streamed', (records) => records.some((r) => r.body.type === 'stream' && r.body.chunks.some((c) => c.type === 'textDelta')))
+    expect(await client.abort('slowAb')).toBe(true)
+    expect((await client.outcome(streaming.runId, { timeoutMs: 30_000 })).stopReason).toBe('aborted')
+    const log = await logOf(client.store, 'slowAb')
+    checkTranscript('slowAb', log)
+    expect(log.filter((e) => e.type === 'agentEnd')).toMatchObject([{ stopReason: 'aborted' }])
+
+    const gated = await client.prompt('gAb', 'gated', 'deploy it')
+    await waitFor('gAb', 'no approval was requested', (records) => records.some((r) => r.body.type === 'approvalRequested'))
+    expect(await client.abort('gAb')).toBe(true)
+    expect((await client.outcome(gated.runId, { timeoutMs: 30_000 })).stopReason).toBe('aborted')
+    const glog = await logOf(client.store, 'gAb')
+    checkTranscript('gAb', glog)
+    expect(glog.filter((e) => e.type === 'agentEnd')).toMatchObject([{ stopReason: 'aborted' }])
+
+    const next = await client.prompt('slowAb', 'ledger', 'again')
+    expect((await client.outcome(next.runId, { timeoutMs: 60_000 })).stopReason).toBe('stop')
+    checkTranscript('slowAb', await logOf(client.store, 'slowAb'))
+    expect(await client.abort('slowAb'), 'nothing left to abort').toBe(false)
+    await kill(w)
+  }, 180_000)
 
   it('a reader following a session over SSE through a worker crash sees one stream: no position twice, every log entry once, in order, the answer cut by the crash followed by a retry marker and its new attempt', async () => {
     const { config, client } = await setUp()
