@@ -69,6 +69,9 @@ describe('otelForwarder (Agent)', () => {
       [ATTR.conversationId]: 'session-7',
     })
     expect(chats[1]!.attributes[ATTR.responseFinishReasons]).toEqual(['stop'])
+    // Time to first chunk: the first call's first content chunk (c) at frame 4 of the turn; the second call streams no content.
+    expect(chats[0]!.attributes[ATTR.responseTimeToFirstChunk]).toBe(0.004)
+    expect(chats[1]!.attributes[ATTR.responseTimeToFirstChunk]).toBeUndefined()
     expect(tool.attributes).toMatchObject({ [ATTR.operationName]: 'execute_tool', [ATTR.toolName]: 'work', [ATTR.toolCallId]: 'c1' })
     expect(tool.status.code).toBe(SpanStatusCode.UNSET)
     // Virtual time: the first call spans frames 0–12 (its usage chunk), the tool 10 frames, the second call 5 frames.
@@ -103,6 +106,35 @@ describe('otelForwarder (Agent)', () => {
     expect(duration!.dataPoints).toHaveLength(1)
     expect(duration!.dataPoints[0]!.value).toMatchObject({ count: 1, sum: 0.006 })
     expect(duration!.dataPoints[0]!.attributes).toMatchObject({ [ATTR.operationName]: 'chat', [ATTR.responseModel]: 'gpt-x' })
+  })
+
+  it('records the time-to-first-chunk histogram per streamed call, from the attempt that answered', async () => {
+    const tel = telemetry()
+    runAgentMarbles(({ scheduler }) => {
+      const values = { s: chunk.start(), t: chunk.text('hi'), p: chunk.stop(), u: chunk.usage(usage) }
+      const model = scriptedModel([{ marbles: '--s---t-p-(u|)', values }], { model: modelSpec('openai', 'gpt-x') })
+      const agent = new Agent({ systemPrompt: '', model: model.model, streamFn: model.streamFn, forwarders: [otelForwarder({ ...tel.options, scheduler })] })
+      agent.prompt('go')
+    })
+    const first = await tel.histogram(METRIC.timeToFirstChunk.name)
+    expect(first?.descriptor.unit).toBe('s')
+    expect(first!.dataPoints).toHaveLength(1)
+    expect(first!.dataPoints[0]!.value).toMatchObject({ count: 1, sum: 0.006 })
+    expect(first!.dataPoints[0]!.attributes).toMatchObject({ [ATTR.operationName]: 'chat', [ATTR.requestModel]: 'gpt-x' })
+    expect(tel.one('chat gpt-x').attributes[ATTR.responseTimeToFirstChunk]).toBe(0.006)
+  })
+
+  it('a retried call: the time to first chunk is the answering attempt\'s, from the call\'s start', () => {
+    const tel = telemetry()
+    runAgentMarbles(({ scheduler }) => {
+      const values = { s: chunk.start(), t: chunk.text('hi'), p: chunk.stop() }
+      const overloaded = ProviderError.of('overloaded', 'scripted', 'overloaded', { status: 529 })
+      // The first attempt streams a chunk at frame 3 (it would say 0.003), then fails at 5; after a 5-frame backoff the second attempt's first chunk comes 3 frames in: 13.
+      const model = scriptedModel([{ marbles: '-s-t-#', values, error: overloaded }, { marbles: '-s-t-(p|)', values }], { model: modelSpec('openai', 'gpt-x') })
+      const agent = new Agent({ systemPrompt: '', model: model.model, streamFn: model.streamFn, retry: { maxAttempts: 2, baseDelayMs: 5, jitter: 0 }, forwarders: [otelForwarder({ ...tel.options, scheduler })] })
+      agent.prompt('go')
+    })
+    expect(tel.one('chat gpt-x').attributes[ATTR.responseTimeToFirstChunk]).toBe(0.013)
   })
 
   it('parallel tools: overlapping execute_tool spans under the same parent; a failing tool has error status', () => {

@@ -33,6 +33,7 @@ export interface OtelOptions {
 export interface Instruments {
   readonly tokenUsage: Histogram
   readonly operationDuration: Histogram
+  readonly timeToFirstChunk: Histogram
 }
 
 /** Options with their defaults filled in, and the instruments created once. */
@@ -58,10 +59,11 @@ export function hrTime(ms: number): HrTime {
   return [seconds, Math.round((ms - seconds * 1000) * 1e6)]
 }
 
-/** Creates the two histograms on `meter`, with the advised buckets. */
+/** Creates the histograms on `meter`, with the advised buckets. */
 export function createInstruments(meter: Meter): Instruments {
-  const { tokenUsage: u, operationDuration: d } = METRIC
+  const { tokenUsage: u, operationDuration: d, timeToFirstChunk: f } = METRIC
   return {
+    timeToFirstChunk: meter.createHistogram(f.name, { unit: f.unit, description: f.description, advice: { explicitBucketBoundaries: [...f.buckets] } }),
     tokenUsage: meter.createHistogram(u.name, { unit: u.unit, description: u.description, advice: { explicitBucketBoundaries: [...u.buckets] } }),
     operationDuration: meter.createHistogram(d.name, { unit: d.unit, description: d.description, advice: { explicitBucketBoundaries: [...d.buckets] } }),
   }

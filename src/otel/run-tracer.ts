@@ -18,6 +18,8 @@ interface OpenChat {
   readonly start: number
   requestModel: string | undefined
   provider: string | undefined
+  /** When the answering attempt's first content chunk arrived. */
+  firstChunk: number | undefined
 }
 
 const usageAttributes = (usage: Usage): Attributes => ({
@@ -86,8 +88,17 @@ export class RunTracer {
       case 'messageStart':
         if (e.message.role === 'assistant') this.ensureChat(e.message)
         return
+      case 'messageUpdate': {
+        const chat = this.chat
+        if (chat !== undefined && chat.firstChunk === undefined) {
+          chat.firstChunk = this.now()
+          chat.span.setAttribute(ATTR.responseTimeToFirstChunk, Math.max(0, chat.firstChunk - chat.start) / 1000)
+        }
+        return
+      }
       case 'streamRetry': {
         const chat = this.ensureChat(e.message)
+        chat.firstChunk = undefined
         chat.span.addEvent(
           EVENT.retry,
           { [ATTR.attempt]: e.attempt, [ATTR.delayMs]: e.delayMs, [ATTR.errorType]: e.error.kind, [ATTR.errorMessage]: e.error.message },
@@ -97,6 +108,7 @@ export class RunTracer {
       }
       case 'modelFallback': {
         const chat = this.ensureChat(e.message)
+        chat.firstChunk = undefined
         chat.span.addEvent(
           EVENT.fallback,
           { [ATTR.fallbackFrom]: e.from.modelId, [ATTR.fallbackTo]: e.to.modelId, [ATTR.errorType]: e.error.kind, [ATTR.errorMessage]: e.error.message },
@@ -221,7 +233,7 @@ export class RunTracer {
       const attributes: Attributes = { [ATTR.operationName]: OPERATION.chat }
       if (this.conversationId !== undefined) attributes[ATTR.conversationId] = this.conversationId
       const span = this.options.tracer.startSpan(OPERATION.chat, { kind: SpanKind.CLIENT, attributes, startTime: hrTime(start) }, this.runContext)
-      chat = { span, start, requestModel: undefined, provider: undefined }
+      chat = { span, start, requestModel: undefined, provider: undefined, firstChunk: undefined }
       this.chat = chat
     }
     if (message !== undefined && chat.requestModel === undefined) {
@@ -263,7 +275,7 @@ export class RunTracer {
     this.record(chat, message, end, errorType)
   }
 
-  /** The two client metrics for one model call. */
+  /** The client metrics of one model call. */
   private record(chat: OpenChat, message: AssistantMessage, end: number, errorType: string | undefined): void {
     const attributes: Attributes = {
       [ATTR.operationName]: OPERATION.chat,
@@ -271,9 +283,10 @@ export class RunTracer {
       [ATTR.requestModel]: chat.requestModel ?? message.model,
       [ATTR.responseModel]: message.model,
     }
-    const { tokenUsage, operationDuration } = this.options.instruments
+    const { tokenUsage, operationDuration, timeToFirstChunk } = this.options.instruments
     operationDuration.record(Math.max(0, end - chat.start) / 1000, errorType === undefined ? attributes : { ...attributes, [ATTR.errorType]: errorType })
     if (errorType !== undefined) return
+    if (chat.firstChunk !== undefined) timeToFirstChunk.record(Math.max(0, chat.firstChunk - chat.start) / 1000, attributes)
     const { usage } = message
     tokenUsage.record(usage.input + usage.cacheRead + usage.cacheWrite, { ...attributes, [ATTR.tokenType]: TOKEN_TYPE.input })
     tokenUsage.record(usage.output, { ...attributes, [ATTR.tokenType]: TOKEN_TYPE.output })

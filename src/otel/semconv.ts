@@ -16,6 +16,8 @@ export const ATTR = {
   requestModel: 'gen_ai.request.model',
   responseModel: 'gen_ai.response.model',
   responseId: 'gen_ai.response.id',
+  /** Seconds from the model call's start to its first content chunk (streamed calls; the attempt that answered). */
+  responseTimeToFirstChunk: 'gen_ai.response.time_to_first_chunk',
   responseFinishReasons: 'gen_ai.response.finish_reasons',
   /** All input tokens, cache reads and writes included (rxagent's `usage.input` excludes them). */
   usageInputTokens: 'gen_ai.usage.input_tokens',
@@ -76,7 +78,7 @@ export const ABORTED = 'aborted'
 /** `error.type` for a tool call whose result is an error. */
 export const TOOL_ERROR = 'tool_error'
 
-/** The two client metrics, with the bucket boundaries the conventions advise. */
+/** The client metrics, with the bucket boundaries the conventions advise (the conventions' per-chunk `time_per_output_chunk` is not recorded: a histogram point per delta). */
 export const METRIC = {
   tokenUsage: {
     name: 'gen_ai.client.token.usage',
@@ -88,6 +90,12 @@ export const METRIC = {
     name: 'gen_ai.client.operation.duration',
     unit: 's',
     description: 'GenAI operation duration.',
+    buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  },
+  timeToFirstChunk: {
+    name: 'gen_ai.client.operation.time_to_first_chunk',
+    unit: 's',
+    description: 'Time to receive the first chunk of a streamed response, from the request.',
     buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
   },
 } as const
