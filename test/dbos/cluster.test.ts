@@ -213,7 +213,7 @@ describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (c
         await sleep(20)
       }
     }
-    const streaming = await client.prompt('slowAb', 'ledger', 'long work')
+    const streaming = await client.prompt('slowAb', 'ledger', 'hold')
     await waitFor('slowAb', 'no text streamed', (records) => records.some((r) => r.body.type === 'stream' && r.body.chunks.some((c) => c.type === 'textDelta')))
     expect(await client.abort('slowAb')).toBe(true)
     expect((await client.outcome(streaming.runId, { timeoutMs: 30_000 })).stopReason).toBe('aborted')

@@ -51,11 +51,15 @@ const streamFn =
             ]
           : [{ type: 'messageStart', id: `m${n}`, model: 'scripted-1' }, ...Array.from({ length: 12 }, (_, i): ProviderChunk => ({ type: 'textDelta', text: `word${i} ` })), { type: 'stop', reason: 'endTurn' }]
       let stopped = false
+      // A run prompted with 'hold' streams its answer's first deltas, then waits until it is cut (aborted).
+      const lastUser = [...request.messages].reverse().find((m) => m.role === 'user')
+      const hold = lastUser !== undefined && JSON.stringify(lastUser.content).includes('"hold"')
       void (async () => {
         await ledger('model', sessionId, key, 'start')
         // Sessions named `slow…` stream slowly enough for a reader to see their deltas before the message ends.
         const pause = sessionId.startsWith('slow') ? 40 : 3
-        for (const chunk of chunks) {
+        for (const [i, chunk] of chunks.entries()) {
+          while (hold && last.role !== 'user' && i >= 3 && !stopped) await sleep(20)
           if (stopped) return
           await sleep(pause)
           subscriber.next(chunk)
