@@ -37,13 +37,3 @@ export function dbosApi(sdk: typeof Sdk): DbosApi {
     recv: (topic, timeoutSeconds) => DBOS.recv(topic, timeoutSeconds),
   }
 }
-
-/** `pg`, or an error saying how to install it. */
-export async function loadPg(entry: string): Promise<typeof import('pg')> {
-  try {
-    const module = (await import('pg')) as typeof import('pg') & { default?: typeof import('pg') }
-    return module.default ?? module
-  } catch (error) {
-    throw new Error(`${entry} needs the optional peer dependency pg: npm install pg`, { cause: error })
-  }
-}

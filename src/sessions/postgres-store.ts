@@ -37,13 +37,13 @@ export type PostgresSessionStoreOptions = SqlLocation &
 
 const ENTRY = 'postgresSessionStore'
 
-/** Loads `pg`, or says how to install it. */
-async function loadPg(): Promise<typeof import('pg')> {
+/** Loads `pg` (an optional peer), or says how to install it, naming the `entry` that needed it. @internal shared with `rxagent/dbos` */
+export async function loadPg(entry: string): Promise<typeof import('pg')> {
   try {
     const module = (await import('pg')) as typeof import('pg') & { default?: typeof import('pg') }
     return module.default ?? module
   } catch (error) {
-    throw new Error(`${ENTRY} needs the optional peer dependency pg: npm install pg`, { cause: error })
+    throw new Error(`${entry} needs the optional peer dependency pg: npm install pg`, { cause: error })
   }
 }
 
@@ -145,7 +145,7 @@ export async function postgresSessionStore(options: PostgresSessionStoreOptions)
   if (given !== undefined) {
     pool = given
   } else {
-    const pg = await loadPg()
+    const pg = await loadPg(ENTRY)
     pool = new pg.Pool({ connectionString, max: max ?? 10 })
     // An idle connection that dies is the pool's to replace; without a listener it would crash the process.
     pool.on('error', () => {})
