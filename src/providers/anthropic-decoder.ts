@@ -24,6 +24,7 @@ import { parseEventJson, protocolError, streamError, truncatedError } from './er
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
 import { asCount, asRecord, countAt, isRecord, stringOf, type Json } from './json.js'
+import { scanDelta, scanned } from './anthropic-scan.js'
 
 export { isRecord, type Json } from './json.js'
 
@@ -172,6 +173,10 @@ export class AnthropicDecoder implements WireDecoder {
   private meta: ExtensionChunk[] = []
 
   event(e: SseEvent): readonly ProviderChunk[] {
+    if (this.phase === 'streaming') {
+      const fast = this.scannedDelta(e.data)
+      if (fast !== undefined) return fast
+    }
     if (e.event === 'ping' && e.data.trim() === '') return []
     const json = parseEventJson(ANTHROPIC, e.data, e.event)
     if (!isRecord(json)) throw protocolError(ANTHROPIC, `an event is not a JSON object: ${e.data.slice(0, 120)}`)
@@ -181,6 +186,27 @@ export class AnthropicDecoder implements WireDecoder {
   end(): readonly ProviderChunk[] {
     if (this.phase === 'done') return []
     throw truncatedError(ANTHROPIC, this.phase === 'before' ? 'the response ended before it started' : "the stream ended before 'message_stop'")
+  }
+
+  /**
+   * A text or argument delta to an open block of its kind, read by `scanDelta` (no `JSON.parse`):
+   * the same chunks `handle` would give. Anything else is `undefined`, for `handle` to decide.
+   */
+  private scannedDelta(data: string): ProviderChunk[] | undefined {
+    const value = scanDelta(data)
+    if (value === undefined) return undefined
+    const open = this.blocks.get(scanned.index)
+    if (open === undefined) return undefined
+    if (scanned.json) {
+      if (open.kind !== 'tool') return undefined
+      this.dirty = true
+      if (value === '') return []
+      open.sentArgs = true
+      return [{ type: 'toolUseArgsDelta', id: open.id, fragment: value }]
+    }
+    if (open.kind !== 'text') return undefined
+    this.dirty = true
+    return value === '' ? [] : [{ type: 'textDelta', text: value }]
   }
 
   /** Handles one event's JSON; `name` is the SSE event name, used when the JSON has no `type`. */

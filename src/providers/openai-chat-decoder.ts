@@ -29,6 +29,7 @@
 import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
 import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
 import { openaiStreamError } from './openai-errors.js'
+import { ChatScan } from './openai-chat-scan.js'
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
 import type { ProviderError } from '../types/provider-error.js'
@@ -114,6 +115,7 @@ export class OpenAIChatDecoder implements WireDecoder {
   private readonly slots = new Map<number, ToolSlot>()
   private readonly usedIds = new Set<string>()
   private calledTools = false
+  private readonly scan = new ChatScan()
   private usage: Json | undefined
   private annotations: unknown[] = []
   /** The latest top-level `citations` / `search_results` arrays (references, not copies). */
@@ -126,6 +128,10 @@ export class OpenAIChatDecoder implements WireDecoder {
   ) {}
 
   event(e: SseEvent): readonly ProviderChunk[] {
+    if (this.started && !this.done && e.event === undefined) {
+      const fast = this.scanned(e.data)
+      if (fast !== undefined) return fast
+    }
     const data = e.data.trim()
     if (data === '') return []
     if (data === '[DONE]') {
@@ -136,7 +142,22 @@ export class OpenAIChatDecoder implements WireDecoder {
     if (this.done) return []
     const json = parseEventJson(this.provider, data, e.event)
     if (!isRecord(json)) throw protocolError(this.provider, `an event is not a JSON object: ${data.slice(0, 120)}`)
-    return this.handle(json, e.event === 'error')
+    const out = this.handle(json, e.event === 'error')
+    if (this.started) this.scan.learn(data, json)
+    return out
+  }
+
+  /**
+   * A content delta, or an argument fragment of a call already announced, read by `ChatScan` (no
+   * `JSON.parse`): the same chunks `handle` would give. Anything else is `undefined`, for `handle`.
+   */
+  private scanned(data: string): ProviderChunk[] | undefined {
+    const value = this.scan.scan(data)
+    if (value === undefined) return undefined
+    if (this.scan.callIndex < 0) return value === '' ? [] : [{ type: 'textDelta', text: value }]
+    const started = this.slots.get(this.scan.callIndex)?.started
+    if (started === undefined) return undefined
+    return value === '' ? [] : [{ type: 'toolUseArgsDelta', id: started, fragment: value }]
   }
 
   end(): readonly ProviderChunk[] {
