@@ -5,7 +5,7 @@
  */
 import { BehaviorSubject, Subject, type Observable } from 'rxjs'
 import type { ProviderChunk } from '../types/chunk.js'
-import type { AgentEvent } from '../types/event.js'
+import type { AgentEndEvent, AgentEvent, PolicyDecisionEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
 import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
@@ -137,19 +137,26 @@ export class AgentStore {
       case 'toolExecutionEnd':
         this.append({ type: event.type, toolCallId: event.toolCallId })
         return
-      case 'policyDecision': {
-        const { slot, policy, action, reason, toolCallId } = event
-        this.append({ type: 'policyDecision', slot, policy, action, ...(reason === undefined ? {} : { reason }), ...(toolCallId === undefined ? {} : { toolCallId }) })
-        return
-      }
-      case 'agentEnd': {
-        const { stopReason, error } = event.result
-        this.append(error === undefined ? { type: 'agentEnd', stopReason } : { type: 'agentEnd', stopReason, error })
-        return
-      }
+      case 'policyDecision':
+        return this.recordDecision(event)
+      case 'agentEnd':
+        return this.recordEnd(event)
       default:
         return
     }
+  }
+
+  // The events met once in a run, out of `record`: inlined there, their type feedback was gone
+  // after a full GC between runs and threw `record`'s optimized code away at every run's end.
+
+  private recordDecision(event: PolicyDecisionEvent): void {
+    const { slot, policy, action, reason, toolCallId } = event
+    this.append({ type: 'policyDecision', slot, policy, action, ...(reason === undefined ? {} : { reason }), ...(toolCallId === undefined ? {} : { toolCallId }) })
+  }
+
+  private recordEnd(event: AgentEndEvent): void {
+    const { stopReason, error } = event.result
+    this.append(error === undefined ? { type: 'agentEnd', stopReason } : { type: 'agentEnd', stopReason, error })
   }
 
   /** The transient update of the message streaming now (not logged: see `agent-reducer.ts`). */
