@@ -5,7 +5,7 @@
  */
 import { BehaviorSubject, Subject, type Observable } from 'rxjs'
 import type { ProviderChunk } from '../types/chunk.js'
-import type { AgentEndEvent, AgentEvent, PolicyDecisionEvent } from '../types/event.js'
+import type { AgentEndEvent, AgentEvent, MessageUpdateEvent, PolicyDecisionEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
 import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
@@ -93,17 +93,23 @@ export class AgentStore {
 
   /** Logs what a run's `event` changes (the streamed message only transiently). @throws what the reducer throws. */
   record(event: AgentEvent): void {
+    if (event.type !== 'messageUpdate') return this.recordLogged(event)
+    const chunks = this.chunks
+    if (chunks !== undefined) chunks(event.chunk)
+    if (this.marker.awaitingChunk) this.marker.chunk(event.chunk)
+    // A snapshot copies the message's block list: past LARGE_MESSAGE_BLOCKS blocks, one every blocks / REFRESHES_PER_SIZE chunks keeps the stream linear.
+    const blocks = event.contentIndex + 1
+    if (blocks > LARGE_MESSAGE_BLOCKS && ++this.unshown * REFRESHES_PER_SIZE < blocks) return
+    this.unshown = 0
+    return this.stream(event.message)
+  }
+
+  /**
+   * Every event but a delta, out of `record` (see `recordEnd`): in a run of one long answer
+   * they come once between the deltas, and inlined in `record` deoptimized it at the answer's end.
+   */
+  private recordLogged(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
     switch (event.type) {
-      case 'messageUpdate': {
-        const chunks = this.chunks
-        if (chunks !== undefined) chunks(event.chunk)
-        if (this.marker.awaitingChunk) this.marker.chunk(event.chunk)
-        // A snapshot copies the message's block list: past LARGE_MESSAGE_BLOCKS blocks, one every blocks / REFRESHES_PER_SIZE chunks keeps the stream linear.
-        const blocks = event.contentIndex + 1
-        if (blocks > LARGE_MESSAGE_BLOCKS && ++this.unshown * REFRESHES_PER_SIZE < blocks) return
-        this.unshown = 0
-        return this.stream(event.message)
-      }
       case 'messageStart':
         if (event.message.role === 'assistant') {
           this.chunks?.({ type: 'messageStart', id: event.message.responseId ?? '', model: event.message.model })

@@ -1,6 +1,6 @@
 /** Per-turn metrics, derived from a run's events in the order they happen. */
 import { Observable, type OperatorFunction, type SchedulerLike } from 'rxjs'
-import type { AgentEvent, TurnEndEvent } from '../types/event.js'
+import type { AgentEvent, MessageUpdateEvent, TurnEndEvent } from '../types/event.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
 import type { ToolMetrics, TurnMetrics, TurnMetricsEvent } from './agent-events.js'
 
@@ -54,10 +54,13 @@ export class TurnMeter {
 
   see(event: AgentEvent): void {
     // The clock is read only by the events that are timed: not once per delta.
+    if (event.type !== 'messageUpdate') return this.seeTimed(event)
+    if (this.firstToken === undefined && event.chunk.type !== 'usage') this.firstToken = this.scheduler.now()
+  }
+
+  /** Every event but a delta, out of `see`, which is inlined in a per-delta path (see `Runner`). */
+  private seeTimed(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
     switch (event.type) {
-      case 'messageUpdate':
-        if (this.firstToken === undefined && event.chunk.type !== 'usage') this.firstToken = this.scheduler.now()
-        return
       case 'turnStart':
         this.llmStart = this.scheduler.now()
         this.firstToken = undefined
