@@ -142,3 +142,48 @@ describe('approvalRequired', () => {
     expect(asked).toEqual(['read'])
   })
 })
+
+describe('an approver that only some calls need', () => {
+  it('is asked about those, after the calls before them are planned, and approvalRequired once per call', () => {
+    const asked: string[] = []
+    const ran: unknown[] = []
+    const write = defineTool({
+      name: 'write',
+      description: 'Writes a file.',
+      parameters: t.type({ path: t.string }),
+      execute: (args) => (ran.push({ write: args.path }), `wrote ${args.path}`),
+    })
+    const model = scriptedModel([
+      reply.toolCalls([
+        { id: 'c1', name: 'read', args: { path: '/a' } },
+        { id: 'c2', name: 'write', args: { path: '/b' } },
+        { id: 'c3', name: 'read', args: { path: '/c' } },
+      ]),
+      reply.text('ok'),
+    ])
+    const events = collect(
+      agentLoop(hello, context([readTool(ran), write]), {
+        model: model.model,
+        streamFn: model.streamFn,
+        approveTool: () => Approval.approve,
+        approvalRequired: (tool) => (asked.push(tool.name), tool.name === 'write'),
+      }),
+    )
+    expect(asked).toEqual(['read', 'write', 'read'])
+    const tools = events.flatMap((e) =>
+      e.type === 'toolApprovalRequest' || e.type === 'toolApprovalEnd' || e.type === 'toolExecutionStart' || e.type === 'toolExecutionEnd' ? [`${e.type}:${e.toolCallId}`] : [],
+    )
+    expect(tools).toEqual([
+      'toolApprovalRequest:c2',
+      'toolApprovalEnd:c2',
+      'toolExecutionStart:c1',
+      'toolExecutionEnd:c1',
+      'toolExecutionStart:c2',
+      'toolExecutionEnd:c2',
+      'toolExecutionStart:c3',
+      'toolExecutionEnd:c3',
+    ])
+    expect(ran).toEqual([{ path: '/a' }, { write: '/b' }, { path: '/c' }])
+    expect(toolResultsOf(events).map(textOf)).toEqual(['read /a', 'wrote /b', 'read /c'])
+  })
+})

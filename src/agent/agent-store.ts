@@ -5,7 +5,7 @@
  */
 import { BehaviorSubject, Subject, type Observable } from 'rxjs'
 import type { ProviderChunk } from '../types/chunk.js'
-import type { AgentEvent } from '../types/event.js'
+import type { AgentEndEvent, AgentEvent, MessageUpdateEvent, PolicyDecisionEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
 import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
@@ -93,17 +93,23 @@ export class AgentStore {
 
   /** Logs what a run's `event` changes (the streamed message only transiently). @throws what the reducer throws. */
   record(event: AgentEvent): void {
+    if (event.type !== 'messageUpdate') return this.recordLogged(event)
+    const chunks = this.chunks
+    if (chunks !== undefined) chunks(event.chunk)
+    if (this.marker.awaitingChunk) this.marker.chunk(event.chunk)
+    // A snapshot copies the message's block list: past LARGE_MESSAGE_BLOCKS blocks, one every blocks / REFRESHES_PER_SIZE chunks keeps the stream linear.
+    const blocks = event.contentIndex + 1
+    if (blocks > LARGE_MESSAGE_BLOCKS && ++this.unshown * REFRESHES_PER_SIZE < blocks) return
+    this.unshown = 0
+    return this.stream(event.message)
+  }
+
+  /**
+   * Every event but a delta, out of `record` (see `recordEnd`): in a run of one long answer
+   * they come once between the deltas, and inlined in `record` deoptimized it at the answer's end.
+   */
+  private recordLogged(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
     switch (event.type) {
-      case 'messageUpdate': {
-        const chunks = this.chunks
-        if (chunks !== undefined) chunks(event.chunk)
-        if (this.marker.awaitingChunk) this.marker.chunk(event.chunk)
-        // A snapshot copies the message's block list: past LARGE_MESSAGE_BLOCKS blocks, one every blocks / REFRESHES_PER_SIZE chunks keeps the stream linear.
-        const blocks = event.contentIndex + 1
-        if (blocks > LARGE_MESSAGE_BLOCKS && ++this.unshown * REFRESHES_PER_SIZE < blocks) return
-        this.unshown = 0
-        return this.stream(event.message)
-      }
       case 'messageStart':
         if (event.message.role === 'assistant') {
           this.chunks?.({ type: 'messageStart', id: event.message.responseId ?? '', model: event.message.model })
@@ -137,19 +143,26 @@ export class AgentStore {
       case 'toolExecutionEnd':
         this.append({ type: event.type, toolCallId: event.toolCallId })
         return
-      case 'policyDecision': {
-        const { slot, policy, action, reason, toolCallId } = event
-        this.append({ type: 'policyDecision', slot, policy, action, ...(reason === undefined ? {} : { reason }), ...(toolCallId === undefined ? {} : { toolCallId }) })
-        return
-      }
-      case 'agentEnd': {
-        const { stopReason, error } = event.result
-        this.append(error === undefined ? { type: 'agentEnd', stopReason } : { type: 'agentEnd', stopReason, error })
-        return
-      }
+      case 'policyDecision':
+        return this.recordDecision(event)
+      case 'agentEnd':
+        return this.recordEnd(event)
       default:
         return
     }
+  }
+
+  // The events met once in a run, out of `record`: inlined there, their type feedback was gone
+  // after a full GC between runs and threw `record`'s optimized code away at every run's end.
+
+  private recordDecision(event: PolicyDecisionEvent): void {
+    const { slot, policy, action, reason, toolCallId } = event
+    this.append({ type: 'policyDecision', slot, policy, action, ...(reason === undefined ? {} : { reason }), ...(toolCallId === undefined ? {} : { toolCallId }) })
+  }
+
+  private recordEnd(event: AgentEndEvent): void {
+    const { stopReason, error } = event.result
+    this.append(error === undefined ? { type: 'agentEnd', stopReason } : { type: 'agentEnd', stopReason, error })
   }
 
   /** The transient update of the message streaming now (not logged: see `agent-reducer.ts`). */

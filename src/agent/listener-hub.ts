@@ -29,7 +29,8 @@ export class ListenerHub {
 
   /** Tells every listener. */
   emit(event: AgentRunEvent): void {
-    this.events$$.next(event)
+    // No listener, no `Subject.next` (an RxJS `next` allocates a closure): a delta costs a test here.
+    if (this.events$$.observed) this.events$$.next(event)
   }
 
   /** Adds a listener; its default name counts the listeners so far. */

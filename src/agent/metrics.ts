@@ -1,6 +1,6 @@
 /** Per-turn metrics, derived from a run's events in the order they happen. */
 import { Observable, type OperatorFunction, type SchedulerLike } from 'rxjs'
-import type { AgentEvent } from '../types/event.js'
+import type { AgentEvent, MessageUpdateEvent, TurnEndEvent } from '../types/event.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
 import type { ToolMetrics, TurnMetrics, TurnMetricsEvent } from './agent-events.js'
 
@@ -24,58 +24,81 @@ export interface MetricsCollector {
 export function turnMetrics(scheduler: SchedulerLike): OperatorFunction<AgentEvent, AgentEvent | TurnMetricsEvent> {
   return (source) =>
     new Observable<AgentEvent | TurnMetricsEvent>((subscriber) => {
-      let llmStart = 0
-      let firstToken: number | undefined
-      let llmEnd: number | undefined
-      const toolStarts = new Map<string, number>()
-      let tools: ToolMetrics[] = []
+      const meter = new TurnMeter(scheduler)
       return source.subscribe({
         next: (event) => {
-          // The clock is read only by the events that are timed: not once per delta.
-          switch (event.type) {
-            case 'turnStart':
-              llmStart = scheduler.now()
-              firstToken = undefined
-              llmEnd = undefined
-              tools = []
-              break
-            case 'messageEnd':
-              if (event.message.role === 'assistant') llmEnd = scheduler.now()
-              break
-            case 'messageUpdate':
-              if (firstToken === undefined && event.chunk.type !== 'usage') firstToken = scheduler.now()
-              break
-            case 'toolExecutionStart':
-              toolStarts.set(event.toolCallId, scheduler.now())
-              break
-            case 'toolExecutionEnd': {
-              const now = scheduler.now()
-              tools.push({ toolCallId: event.toolCallId, toolName: event.toolName, durationMs: now - (toolStarts.get(event.toolCallId) ?? now), isError: event.isError })
-              toolStarts.delete(event.toolCallId)
-              break
-            }
-          }
+          meter.see(event)
           subscriber.next(event)
-          if (event.type === 'turnEnd') {
-            const now = scheduler.now()
-            const message = event.message
-            const end = llmEnd ?? now
-            const output = message?.usage.output ?? 0
-            const streamSeconds = firstToken === undefined ? 0 : (end - firstToken) / 1000
-            const metrics: TurnMetrics = {
-              turnIndex: event.turnIndex,
-              llmDurationMs: Math.max(0, end - llmStart),
-              tools,
-              usage: message?.usage ?? emptyUsage,
-              cost: message?.cost ?? emptyCost,
-              ...(firstToken === undefined ? {} : { timeToFirstTokenMs: firstToken - llmStart }),
-              ...(streamSeconds > 0 && output > 0 ? { outputTokensPerSecond: output / streamSeconds } : {}),
-            }
-            subscriber.next({ type: 'turnMetrics', metrics })
-          }
+          if (event.type === 'turnEnd') subscriber.next(meter.turnEnded(event))
         },
         error: (e: unknown) => subscriber.error(e),
         complete: () => subscriber.complete(),
       })
     })
+}
+
+/**
+ * What {@link turnMetrics} does, for a subscriber of the events to call
+ * itself (the Agent's runs: one Observable layer less per event): `see`
+ * each event before handling it, and after handling a `turnEnd`, handle
+ * `turnEnded(turnEnd)`.
+ */
+export class TurnMeter {
+  private llmStart = 0
+  private firstToken: number | undefined
+  private llmEnd: number | undefined
+  private readonly toolStarts = new Map<string, number>()
+  private tools: ToolMetrics[] = []
+
+  constructor(private readonly scheduler: SchedulerLike) {}
+
+  see(event: AgentEvent): void {
+    // The clock is read only by the events that are timed: not once per delta.
+    if (event.type !== 'messageUpdate') return this.seeTimed(event)
+    if (this.firstToken === undefined && event.chunk.type !== 'usage') this.firstToken = this.scheduler.now()
+  }
+
+  /** Every event but a delta, out of `see`, which is inlined in a per-delta path (see `Runner`). */
+  private seeTimed(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
+    switch (event.type) {
+      case 'turnStart':
+        this.llmStart = this.scheduler.now()
+        this.firstToken = undefined
+        this.llmEnd = undefined
+        this.tools = []
+        return
+      case 'messageEnd':
+        if (event.message.role === 'assistant') this.llmEnd = this.scheduler.now()
+        return
+      case 'toolExecutionStart':
+        this.toolStarts.set(event.toolCallId, this.scheduler.now())
+        return
+      case 'toolExecutionEnd': {
+        const now = this.scheduler.now()
+        this.tools.push({ toolCallId: event.toolCallId, toolName: event.toolName, durationMs: now - (this.toolStarts.get(event.toolCallId) ?? now), isError: event.isError })
+        this.toolStarts.delete(event.toolCallId)
+        return
+      }
+    }
+  }
+
+  /** The metrics of the turn `event` ended. */
+  turnEnded(event: TurnEndEvent): TurnMetricsEvent {
+    const { llmStart, firstToken } = this
+    const now = this.scheduler.now()
+    const message = event.message
+    const end = this.llmEnd ?? now
+    const output = message?.usage.output ?? 0
+    const streamSeconds = firstToken === undefined ? 0 : (end - firstToken) / 1000
+    const metrics: TurnMetrics = {
+      turnIndex: event.turnIndex,
+      llmDurationMs: Math.max(0, end - llmStart),
+      tools: this.tools,
+      usage: message?.usage ?? emptyUsage,
+      cost: message?.cost ?? emptyCost,
+      ...(firstToken === undefined ? {} : { timeToFirstTokenMs: firstToken - llmStart }),
+      ...(streamSeconds > 0 && output > 0 ? { outputTokensPerSecond: output / streamSeconds } : {}),
+    }
+    return { type: 'turnMetrics', metrics }
+  }
 }

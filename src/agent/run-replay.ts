@@ -80,7 +80,8 @@ export class RunReplay {
       default:
         this.keep(event)
     }
-    this.live.next(event)
+    // No one subscribed to this run's `events$` (the common case): no `Subject.next` per delta.
+    if (this.live.observed) this.live.next(event)
   }
 
   complete(): void {

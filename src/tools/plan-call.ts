@@ -119,14 +119,21 @@ function decoded$(call: ToolCallContent, tool: AgentTool, args: Record<string, u
  * The plan, when nobody needs to be asked (no pre-dispatch policy, no
  * approver, or the call cannot run anyway): the common case, decided
  * synchronously without any Observable — or a Promise of it, never rejected,
- * when the tool's arguments decode asynchronously. `undefined` when policies
- * or the approver must be consulted.
+ * when the tool's arguments decode asynchronously. When policies or the
+ * approver must be consulted, what was checked so far ({@link Unplanned}):
+ * `planCall` takes it, and `approvalRequired` is not called again.
  */
-export function planWithoutAsking(call: ToolCallContent, index: number, ctx: PlanContext): Planned | Promise<Planned> | undefined {
+export function planWithoutAsking(call: ToolCallContent, index: number, ctx: PlanContext): Planned | Promise<Planned> | Unplanned {
   const first = firstChecks(call, ctx)
   if ('plan' in first) return { kind: 'planned', index, plan: first.plan }
-  if (ctx.preDispatch.length > 0 || first.asks) return undefined
+  if (ctx.preDispatch.length > 0 || first.asks) return first
   return plannedOf(decoded(call, first.tool, call.arguments), index)
+}
+
+/** A call whose plan needs a policy or the approver: its tool, and whether the approver is asked about it. */
+export interface Unplanned {
+  readonly tool: AgentTool
+  readonly asks: boolean
 }
 
 /**
@@ -135,7 +142,7 @@ export function planWithoutAsking(call: ToolCallContent, index: number, ctx: Pla
  * `approvalRequired` failed), or the tool and whether the approver is to be
  * asked about it (`approvalRequired` is called here, and only here).
  */
-function firstChecks(call: ToolCallContent, ctx: PlanContext): { readonly plan: Plan } | { readonly tool: AgentTool; readonly asks: boolean } {
+function firstChecks(call: ToolCallContent, ctx: PlanContext): { readonly plan: Plan } | Unplanned {
   const stopping = ctx.stop()
   if (stopping !== undefined) return { plan: answer(call, stoppedText(stopping)) }
   const checked = precheck(call, ctx.tools, ctx.cutByLength)
@@ -173,10 +180,11 @@ export function executionArgs(plan: Plan): { readonly args: unknown; readonly mo
  * approver is asked again if the policies then change what it approved. A
  * rewrite to identical arguments counts as `continue`. After
  * {@link maxRewrites} rewrites the call is answered with an error.
+ * `checked`: what {@link planWithoutAsking} already found for this call.
  */
-export function planCall(call: ToolCallContent, index: number, ctx: PlanContext): Observable<Planned | AgentEvent> {
+export function planCall(call: ToolCallContent, index: number, ctx: PlanContext, checked?: Unplanned): Observable<Planned | AgentEvent> {
   const done = (plan: Plan): Observable<Planned> => of({ kind: 'planned', index, plan })
-  const first = firstChecks(call, ctx)
+  const first = checked ?? firstChecks(call, ctx)
   if ('plan' in first) return done(first.plan)
   const { tool, asks } = first
   if (ctx.preDispatch.length === 0 && !asks) return decoded$(call, tool, call.arguments, index)
