@@ -19,6 +19,7 @@ import type { SqlClient, SqlDriver, SqlLocation, SqlResult } from './sql/driver.
 import { sqlNames } from './sql/driver.js'
 import { migrate } from './sql/migrations.js'
 import { sqlSessionStore, type SqlSessionStore } from './sql-store.js'
+import { loadPg } from './load-pg.js'
 
 export { SessionSchemaError, SCHEMA_VERSION } from './sql/migrations.js'
 export type { SqlLocation, SqlSessionStore }
@@ -37,15 +38,6 @@ export type PostgresSessionStoreOptions = SqlLocation &
 
 const ENTRY = 'postgresSessionStore'
 
-/** Loads `pg` (an optional peer), or says how to install it, naming the `entry` that needed it. @internal shared with `rxagent/dbos` */
-export async function loadPg(entry: string): Promise<typeof import('pg')> {
-  try {
-    const module = (await import('pg')) as typeof import('pg') & { default?: typeof import('pg') }
-    return module.default ?? module
-  } catch (error) {
-    throw new Error(`${entry} needs the optional peer dependency pg: npm install pg`, { cause: error })
-  }
-}
 
 const clientOf = (db: Pick<Pool, 'query'>): SqlClient => ({
   // Rows as the server sent them: the store decodes what it reads.
