@@ -203,6 +203,7 @@ export { DEFAULT_LEASE_TTL_MS, type AgentOpenOptions, type SessionLeaseOptions }
 export { SessionWriteError } from './agent/session-writer.js'
 export {
   SessionConflictError,
+  SessionDeletedError,
   SessionLeaseError,
   SessionRecord,
   SessionRecordBody,

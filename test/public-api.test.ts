@@ -58,7 +58,7 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'text', 'thinkingBudget', 'toJsonSchema', 'toolCallsOf', 'toolDenyList', 'toolResult', 'toolSchemaOf',
       'transcriptFromEvents', 'turnMetrics', 'usage', 'userMessage', 'withDescription', 'withMessages',
       // Durable sessions: Agent.open, its session, the SessionStore port.
-      'AgentSession', 'DEFAULT_LEASE_TTL_MS', 'SessionClosedError', 'SessionConflictError', 'SessionLeaseError', 'SessionRecord',
+      'AgentSession', 'DEFAULT_LEASE_TTL_MS', 'SessionClosedError', 'SessionConflictError', 'SessionDeletedError', 'SessionLeaseError', 'SessionRecord',
       'SessionRecordBody', 'SessionWriteError', 'StreamRecord', 'TimedRecord',
     ],
     types: [
@@ -139,7 +139,7 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
   },
   'rxagent/sessions': {
     values: [
-      'SessionConflictError', 'SessionLeaseError', 'SessionRecord', 'SessionRecordBody', 'SessionStoreClosedError',
+      'SessionConflictError', 'SessionDeletedError', 'SessionLeaseError', 'SessionRecord', 'SessionRecordBody', 'SessionStoreClosedError',
       'StreamRecord', 'TimedRecord', 'deleteSessions', 'memorySessionStore',
       'serveSessions', 'sessionEventsHandler', 'sessionIdFromPath',
     ],

@@ -18,6 +18,7 @@ export { DEFAULT_LEASE_TTL_MS, type AgentOpenOptions, type SessionLeaseOptions }
 export { SessionWriteError } from './session-writer.js'
 export {
   SessionConflictError,
+  SessionDeletedError,
   SessionLeaseError,
   SessionRecord,
   SessionRecordBody,

@@ -124,7 +124,10 @@ export interface SessionStore {
   read(sessionId: string, options?: { readonly from?: number; readonly limit?: number }): Promise<readonly SessionRecord[]>
   /**
    * Cold: on subscribe, the records after `from` (default 0), then every record appended later, in position order, without gaps or duplicates (compacted stream records excepted).
-   * Never completes by itself; unsubscribing releases what it holds (a listener, a connection).
+   * A tail of a session that does not exist yet (from position 0) waits for its creation.
+   * It ends only with the session or the store: the session's deletion ends it with a {@link SessionDeletedError} (see `delete`),
+   * and so does a `from` past the session's last position (positions it never had: it was deleted, perhaps created again since);
+   * `close()` completes it. Unsubscribing releases what it holds (a listener, a connection).
    */
   events$(sessionId: string, options?: { readonly from?: number }): Observable<SessionRecord>
   /** One session, or `undefined`. */
@@ -132,8 +135,12 @@ export interface SessionStore {
   list(options?: SessionListOptions): Promise<readonly SessionInfo[]>
   /**
    * Deletes a session (its records and lease); `false` when there was none.
-   * Tails of it stay open: a session created again under the id starts over
-   * at position 1, which a tail already past those positions does not see.
+   * Its live tails (`events$`) end with a {@link SessionDeletedError} naming
+   * it rather than stay open: a session created again under the id starts
+   * over at position 1, which they would not see. A tail ends when it next
+   * reads: at once in this process, on the store's notification in another
+   * (PostgreSQL). A session created again is told from the deleted one by
+   * its creation time.
    */
   delete(sessionId: string): Promise<boolean>
   /** Takes the lease for `ttlMs` if it is free, expired, or already `holder`'s (then renewed). */
@@ -155,6 +162,17 @@ export class SessionConflictError extends Error {
     message?: string,
   ) {
     super(message ?? `session '${sessionId}': append expected the log at length ${expectedSeq}, but it is at ${actualSeq} (another writer appended first)`)
+  }
+}
+
+/** The session a live tail (`events$`) followed was deleted: the tail ends (its id may be reused, and positions start over). */
+export class SessionDeletedError extends Error {
+  override readonly name = 'SessionDeletedError'
+  constructor(
+    readonly sessionId: string,
+    message?: string,
+  ) {
+    super(message ?? `session '${sessionId}' was deleted: its tail ends (a session created again under the id starts over at position 1)`)
   }
 }
 

@@ -1,5 +1,5 @@
 /** Errors of the session stores beyond the port's conflict and lease errors. */
-import { SessionLeaseError, type SessionLease } from '../agent/session-store.js'
+import { SessionDeletedError, SessionLeaseError, type SessionLease } from '../agent/session-store.js'
 
 /** A call on a store after `close()`. */
 export class SessionStoreClosedError extends Error {
@@ -25,4 +25,10 @@ export function fenceError(sessionId: string, holder: string, lease: SessionLeas
     return new SessionLeaseError(sessionId, lease, `session '${sessionId}': '${holder}' appends under a lease, but the lease of '${lease.holder}' expired at ${when}`)
   }
   return new SessionLeaseError(sessionId, lease)
+}
+
+/** A tail asked for the positions after `from`, which the session does not have (`last`: its last position, 0 when it does not exist): the session it read was deleted. */
+export function deletedBefore(sessionId: string, from: number, last: number): SessionDeletedError {
+  const now = last === 0 ? 'it does not exist' : `its last position is ${last}`
+  return new SessionDeletedError(sessionId, `session '${sessionId}' has no position after ${from} (${now}): the session those positions were read from was deleted`)
 }

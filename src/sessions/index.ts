@@ -8,6 +8,7 @@
  */
 export {
   SessionConflictError,
+  SessionDeletedError,
   SessionLeaseError,
   SessionRecord,
   SessionRecordBody,

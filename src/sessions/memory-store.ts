@@ -3,7 +3,8 @@
  * decoded, frozen values, each a JSON round trip of what was appended (what
  * comes back is what a database would return, and the caller's objects stay
  * theirs). A live tail is one subscription to the session's Subject, which
- * exists only while someone tails the session; `close()` completes them.
+ * exists only while someone tails the session; `close()` completes them,
+ * deleting the session errors them (`SessionDeletedError`).
  *
  * Appends are checked and applied synchronously when called, so two appends
  * at one position settle in call order: the first wins, the second is a
@@ -12,6 +13,7 @@
 import { Observable, Subject, asyncScheduler, type SchedulerLike } from 'rxjs'
 import {
   SessionConflictError,
+  SessionDeletedError,
   type LeaseOutcome,
   type SessionAppend,
   type SessionAppended,
@@ -21,7 +23,7 @@ import {
   type SessionRecord,
   type SessionStore,
 } from '../agent/session-store.js'
-import { SessionStoreClosedError, fenceError } from './errors.js'
+import { SessionStoreClosedError, deletedBefore, fenceError } from './errors.js'
 import { checkId, checkListOptions, checkReadOptions, checkTtl, decodeStored, planAppend } from './validate.js'
 
 /** Options of {@link memorySessionStore}. */
@@ -145,6 +147,11 @@ class MemoryStore implements MemorySessionStore {
         subscriber.error(error)
         return
       }
+      const lastPosition = this.sessions.get(sessionId)?.lastPosition ?? 0
+      if (from > lastPosition) {
+        subscriber.error(deletedBefore(sessionId, from, lastPosition))
+        return
+      }
       let last = from
       let replaying = true
       const early: SessionRecord[] = []
@@ -155,7 +162,11 @@ class MemoryStore implements MemorySessionStore {
       }
       let subject = this.live.get(sessionId)
       if (subject === undefined) this.live.set(sessionId, (subject = new Subject()))
-      const tail = subject.subscribe({ next: (record) => (replaying ? early.push(record) : emit(record)), complete: () => subscriber.complete() })
+      const tail = subject.subscribe({
+        next: (record) => (replaying ? early.push(record) : emit(record)),
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      })
       this.open++
       // The records there now, then what was appended while they were emitted (a subscriber may append), then live.
       const records = this.sessions.get(sessionId)?.records ?? []
@@ -192,7 +203,12 @@ class MemoryStore implements MemorySessionStore {
   async delete(sessionId: string): Promise<boolean> {
     checkId(this.check('delete'), 'sessionId', sessionId)
     this.leases.delete(sessionId)
-    return this.sessions.delete(sessionId)
+    if (!this.sessions.delete(sessionId)) return false
+    // Its tails end: a session created again under the id starts over at position 1.
+    const subject = this.live.get(sessionId)
+    this.live.delete(sessionId)
+    subject?.error(new SessionDeletedError(sessionId))
+    return true
   }
 
   async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<LeaseOutcome> {

@@ -12,6 +12,8 @@
  *   not fsync (its Node file system has no fsync), so an operating-system
  *   crash or power loss may lose the last commits.
  * - Live tails listen in process (PGlite's LISTEN / NOTIFY).
+ * - Statements run prepared (`pglite-driver.ts`): PGlite's SQL costs this
+ *   process's CPU.
  *
  * `@electric-sql/pglite` is an optional peer dependency, loaded when a store
  * is opened.
@@ -20,7 +22,8 @@ import type { PGlite } from '@electric-sql/pglite'
 import { describeValue } from '../types/codec.js'
 import { invalidInput } from '../types/input.js'
 import { lockDataDir, type DirLock } from './dir-lock.js'
-import type { SqlClient, SqlDriver, SqlLocation } from './sql/driver.js'
+import type { SqlLocation } from './sql/driver.js'
+import { pgliteDriver } from './pglite-driver.js'
 import { sqlNames } from './sql/driver.js'
 import { migrate } from './sql/migrations.js'
 import { sqlSessionStore, type SqlSessionStore } from './sql-store.js'
@@ -43,25 +46,6 @@ async function loadPglite(): Promise<typeof import('@electric-sql/pglite')> {
   }
 }
 
-const clientOf = (db: Pick<PGlite, 'query'>): SqlClient => ({
-  query: async (text, params) => db.query(text, params as unknown[]),
-})
-
-function driverOf(db: PGlite, close: () => Promise<void>): SqlDriver {
-  return {
-    kind: 'pglite',
-    ...clientOf(db),
-    transaction: (fn) => db.transaction((tx) => fn(clientOf(tx))),
-    listen: async (channel, onNotify) => {
-      const stop = await db.listen(channel, onNotify)
-      return async () => {
-        if (!db.closed) await stop()
-      }
-    },
-    close,
-  }
-}
-
 /**
  * Opens (creating and migrating when needed) the session store in
  * `options.dataDir`, or in the PGlite database `options.db` (which the store
@@ -79,15 +63,15 @@ export async function pgliteSessionStore(options: PgliteSessionStoreOptions): Pr
     throw invalidInput(ENTRY, 'options', 'options.dataDir', `expected a directory path, got ${describeValue(dataDir)}`, dataDir)
   }
   const names = sqlNames(ENTRY, options)
+  const pglite = await loadPglite()
   let lock: DirLock | undefined
   let db: PGlite
   if (given !== undefined) {
     db = given
   } else {
-    const { PGlite } = await loadPglite()
     lock = await lockDataDir(dataDir!)
     try {
-      db = await PGlite.create({ dataDir: dataDir!, relaxedDurability: false })
+      db = await pglite.PGlite.create({ dataDir: dataDir!, relaxedDurability: false })
     } catch (error) {
       lock.release()
       throw error
@@ -101,12 +85,16 @@ export async function pgliteSessionStore(options: PgliteSessionStoreOptions): Pr
       lock?.release()
     }
   }
-  const driver = driverOf(db, close)
+  const driver = pgliteDriver(pglite, db)
   try {
     await migrate(driver, names)
   } catch (error) {
     await close()
     throw error
   }
-  return sqlSessionStore(driver, names, close)
+  return sqlSessionStore(driver, names, async () => {
+    // Its statements go first: a database the caller owns stays open.
+    if (given !== undefined) await driver.close()
+    await close()
+  })
 }

@@ -28,8 +28,9 @@ import {
 import { SessionStoreClosedError, fenceError } from './errors.js'
 import type { SqlDriver, SqlNames, SqlResult } from './sql/driver.js'
 import { CLOCK } from './sql/migrations.js'
+import { readPage, readTailPage } from './sql/pages.js'
 import { SqlTails } from './sql/tails.js'
-import { checkId, checkListOptions, checkReadOptions, checkTtl, decodeStored, planAppend } from './validate.js'
+import { checkId, checkListOptions, checkReadOptions, checkTtl, planAppend } from './validate.js'
 
 /** A SQL session store, with what its tails hold. */
 export interface SqlSessionStore extends SessionStore {
@@ -38,21 +39,6 @@ export interface SqlSessionStore extends SessionStore {
   /** Whether the store holds a listening connection now (while at least one tail is open). */
   readonly listening: boolean
 }
-
-/**
- * A page of records as one JSON text, `[[position, at, body], …]`: the
- * database writes it from the stored texts (a `json` body is kept as it was
- * written) and it is parsed once, rather than a result row and a JSON parse
- * per record (several times faster on PGlite, fewer bytes over the wire on
- * PostgreSQL). `at` goes through `to_json`, so a non-finite time stays
- * parseable (a string) and is reported by `decodeStored` like any bad record.
- */
-interface PageRow {
-  readonly page: string
-}
-
-/** A page row holds the records of one run of this many positions (at most this many records: one text stays small). */
-const PAGE_GROUP = 4096
 
 /** What the append function returns (see `sql/migrations.ts`). */
 interface AppendRow {
@@ -99,7 +85,11 @@ class SqlStore implements SqlSessionStore {
   ) {
     this.kind = driver.kind
     this.name = `${driver.kind}SessionStore`
-    this.live = new SqlTails(driver, n.channel, (sessionId, from, limit) => this.page(`${this.name}.events$`, sessionId, from, limit))
+    this.live = new SqlTails(driver, n.channel, (sessionId, from, limit) => {
+      const entry = `${this.name}.events$`
+      if (this.closed) throw new SessionStoreClosedError(entry)
+      return readTailPage(this.tracked, n, entry, sessionId, from, limit)
+    })
   }
 
   get tails(): number {
@@ -120,6 +110,8 @@ class SqlStore implements SqlSessionStore {
   private query<R>(text: string, params: readonly unknown[]): Promise<SqlResult<R>> {
     return this.track(this.driver.query<R>(text, params))
   }
+
+  private readonly tracked = <R>(text: string, params: readonly unknown[]): Promise<SqlResult<R>> => this.query<R>(text, params)
 
   /** `work`, tracked until it settles (see `inflight`). */
   private track<T>(work: Promise<T>): Promise<T> {
@@ -166,22 +158,7 @@ class SqlStore implements SqlSessionStore {
     const entry = this.check('read')
     checkId(entry, 'sessionId', sessionId)
     const { from, limit } = checkReadOptions(entry, options)
-    return this.page(entry, sessionId, from, limit)
-  }
-
-  private async page(entry: string, sessionId: string, from: number, limit: number | undefined): Promise<readonly SessionRecord[]> {
-    if (this.closed) throw new SessionStoreClosedError(entry)
-    const source = limit === undefined ? `${this.n.records} WHERE session_id = $1 AND position > $2` : `(SELECT position, at, body FROM ${this.n.records} WHERE session_id = $1 AND position > $2 ORDER BY position LIMIT $3) r`
-    const { rows } = await this.track(this.driver.query<PageRow>(
-      `SELECT '[' || string_agg('[' || position || ',' || to_json(at)::text || ',' || body::text || ']', ',' ORDER BY position) || ']' AS page
-       FROM ${source} GROUP BY position / ${PAGE_GROUP} ORDER BY position / ${PAGE_GROUP}`,
-      limit === undefined ? [sessionId, from] : [sessionId, from, limit],
-    ))
-    const records: SessionRecord[] = []
-    for (const row of rows) {
-      for (const [position, at, body] of JSON.parse(row.page) as [number, unknown, unknown][]) records.push(decodeStored(entry, sessionId, position, at, body))
-    }
-    return records
+    return readPage(this.tracked, this.n, entry, sessionId, from, limit)
   }
 
   events$(sessionId: string, options?: { readonly from?: number }): Observable<SessionRecord> {
@@ -220,12 +197,16 @@ class SqlStore implements SqlSessionStore {
   async delete(sessionId: string): Promise<boolean> {
     checkId(this.check('delete'), 'sessionId', sessionId)
     const n = this.n
-    return this.track(this.driver.transaction(async (tx) => {
+    const deleted = await this.track(this.driver.transaction(async (tx) => {
       const { rows } = await tx.query(`DELETE FROM ${n.sessions} WHERE session_id = $1 RETURNING 1 AS deleted`, [sessionId])
       await tx.query(`DELETE FROM ${n.records} WHERE session_id = $1`, [sessionId])
       await tx.query(`DELETE FROM ${n.leases} WHERE session_id = $1`, [sessionId])
+      // Its tails read, find it gone and end (sql/tails.ts), in every process.
+      if (rows.length > 0) await tx.query(`SELECT pg_notify($1, $2)`, [n.channel, sessionId])
       return rows.length > 0
     }))
+    if (deleted) this.live.wake(sessionId)
+    return deleted
   }
 
   async acquireLease(sessionId: string, holder: string, ttlMs: number): Promise<LeaseOutcome> {

@@ -19,6 +19,8 @@ export type SessionStreamEnd =
   | 'overflow'
   /** The store was closed: its tail completed. */
   | 'storeClosed'
+  /** The session was deleted (its tail ended with `SessionDeletedError`, the `error`); a reconnection gets 404 while the id is not reused. */
+  | 'deleted'
   /** The store failed (`error` says how). */
   | 'error'
 

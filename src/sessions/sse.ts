@@ -20,11 +20,14 @@
  * as records arrive. A client that reads slower than records arrive does not
  * make the server buffer without bound: past `maxBufferedBytes` the response
  * is ended, after whole events only, and the client's reconnection resumes
- * from the last one it got.
+ * from the last one it got. A session deleted while it is served ends its
+ * response (a comment line says so; `onStreamEnd` is told `deleted`); the
+ * reconnection is answered 404 while the id is not reused, which stops an
+ * `EventSource`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { interval, type Subscription } from 'rxjs'
-import type { SessionRecord, SessionStore } from '../agent/session-store.js'
+import { SessionDeletedError, type SessionRecord, type SessionStore } from '../agent/session-store.js'
 import { errorText } from '../types/codec.js'
 import { checkStore, requestedFrom, resolveOptions, type SessionEventsHandler, type SessionEventsOptions, type SessionStreamEnd, type Settings } from './sse-options.js'
 
@@ -141,7 +144,7 @@ class SessionEventStream {
     this.subscriptions.push(
       this.store.events$(this.sessionId, { from: this.last }).subscribe({
         next: (record) => this.send(record),
-        error: (error: unknown) => this.end('error', error),
+        error: (error: unknown) => this.end(error instanceof SessionDeletedError ? 'deleted' : 'error', error),
         complete: () => this.end('storeClosed'),
       }),
     )
@@ -182,6 +185,7 @@ class SessionEventStream {
     for (const subscription of this.subscriptions) subscription.unsubscribe()
     this.resume()
     if (reason === 'error' && !this.res.destroyed) this.res.write(`: the session's store failed: ${errorText(error).replace(/\s+/g, ' ')}\n\n`)
+    if (reason === 'deleted' && !this.res.destroyed) this.res.write(`: ${errorText(error).replace(/\s+/g, ' ')}\n\n`)
     if (!this.res.writableEnded) this.res.end()
     if (this.s.onStreamEnd === undefined) return
     try {

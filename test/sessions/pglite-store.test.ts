@@ -60,6 +60,33 @@ describe('pgliteSessionStore reads pages', () => {
   }, 120_000)
 })
 
+describe('pgliteSessionStore statements', () => {
+  const prepared = async () => (await shared.query<{ statement: string }>(`SELECT statement FROM pg_prepared_statements WHERE statement LIKE '%prepared_%'`)).rows.map((r) => r.statement)
+
+  it('run prepared; survive their deallocation; wait for a transaction of the shared database; are deallocated at close', async () => {
+    const store = await pgliteSessionStore({ db: shared, schema: 'prepared_1' })
+    await createSession(store, 's1')
+    expect((await prepared()).some((s) => s.includes('"prepared_1"."append"'))).toBe(true)
+    // Whoever owns the database may deallocate everything: the next append prepares again.
+    await shared.exec('DEALLOCATE ALL')
+    await store.append('s1', { expectedSeq: 1, records: [note(1, 'a \u0000 and \u{1F600}')] })
+    // An append never runs inside someone else's transaction (it would be rolled back with it).
+    let appended: Promise<unknown> | undefined
+    await shared.transaction(async (tx) => {
+      await tx.query(`SELECT 1`)
+      appended = store.append('s1', { expectedSeq: 2, records: [note(2)] })
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      await tx.rollback()
+    })
+    await appended
+    const records = await store.read('s1')
+    expect(seqs(records)).toEqual([0, 1, 2])
+    expect(records[1]!.body).toEqual(note(1, 'a \u0000 and \u{1F600}').body)
+    await store.close()
+    expect(await prepared()).toEqual([])
+  })
+})
+
 describe('pgliteSessionStore on a data directory', () => {
   const dirs: string[] = []
   const children = new ChildProcesses()

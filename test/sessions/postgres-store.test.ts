@@ -10,7 +10,7 @@ import { expect, it } from 'vitest'
 import { firstValueFrom, take, toArray } from 'rxjs'
 import pg from 'pg'
 import { extractText } from '../../src/index.js'
-import { SessionConflictError, type SessionRecord } from '../../src/agent/session-store.js'
+import { SessionConflictError, SessionDeletedError, type SessionRecord } from '../../src/agent/session-store.js'
 import { SessionSchemaError, postgresSessionStore } from '../../src/sessions/postgres-store.js'
 import { describePostgres } from '../support/postgres-cluster.js'
 import { storeContract } from './store-contract.js'
@@ -101,6 +101,27 @@ describePostgres('postgresSessionStore', (cluster) => {
     for (const sub of subs) sub.unsubscribe()
     await until(async () => (await listeners(url)) === 0, 'the LISTEN connection to be released')
     expect(reader.listening).toBe(false)
+    await reader.close()
+    await writer.close()
+  }, 120_000)
+
+  it("a tail ends with SessionDeletedError when another store (another process) deletes its session", async () => {
+    const url = await cluster().createDatabase()
+    const reader = await postgresSessionStore({ connectionString: url })
+    const writer = await postgresSessionStore({ connectionString: url })
+    await createSession(writer, 's1', 1)
+    const seen: number[] = []
+    let ended: unknown
+    reader.events$('s1').subscribe({ next: (r) => seen.push(r.position), error: (e: unknown) => (ended = e) })
+    await until(() => seen.length === 2, 'the replay')
+    expect(await writer.delete('s1')).toBe(true)
+    // Created again at once, past the reader's position: the reader still ends, with nothing of the new session.
+    await createSession(writer, 's1', 3)
+    await until(() => ended !== undefined, 'the tail to end')
+    expect(ended).toBeInstanceOf(SessionDeletedError)
+    expect(ended).toMatchObject({ sessionId: 's1' })
+    expect(seen).toEqual([1, 2])
+    expect(reader.tails).toBe(0)
     await reader.close()
     await writer.close()
   }, 120_000)

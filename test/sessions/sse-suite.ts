@@ -141,6 +141,22 @@ export function sseSuite(name: string, makeStore: MakeStore): void {
       expect(counted.live()).toBe(0)
     })
 
+    it('ends the response when the session is deleted, saying so; the reconnection gets 404', async () => {
+      const writer = new Writer(store, 's')
+      await writer.init()
+      const ends: SessionStreamEndInfo[] = []
+      const server = await serve({ onStreamEnd: (info) => ends.push(info) })
+      const raw = await openRaw(eventsUrl(server, 's'))
+      await until(() => raw.events.length === 1 && counted.live() === 1, 'the tail')
+      expect(await store.delete('s')).toBe(true)
+      await raw.done
+      expect(raw.comments).toEqual([`session 's' was deleted: its tail ends (a session created again under the id starts over at position 1)`])
+      expect(ends).toMatchObject([{ sessionId: 's', reason: 'deleted', lastPosition: writer.lastPosition, records: 1, error: { name: 'SessionDeletedError', sessionId: 's' } }])
+      expect(counted.live()).toBe(0)
+      const again = await fetch(eventsUrl(server, 's'), { headers: { 'Last-Event-ID': String(writer.lastPosition) } })
+      expect(again.status).toBe(404)
+    })
+
     it('sends a heartbeat comment on the injected scheduler', async () => {
       const writer = new Writer(store, 's')
       await writer.init()

@@ -5,7 +5,7 @@
  */
 import { expect, it } from 'vitest'
 import { firstValueFrom, lastValueFrom, take, takeWhile, toArray, type Subscription } from 'rxjs'
-import { SessionLeaseError, type SessionRecord, type SessionStore } from '../../src/agent/session-store.js'
+import { SessionDeletedError, SessionLeaseError, type SessionRecord, type SessionStore } from '../../src/agent/session-store.js'
 import { SessionStoreClosedError } from '../../src/sessions/index.js'
 import type { StoreHarness } from './store-contract.js'
 import { batch, createSession, init, messageEnd, note, seqs, stream } from './fixtures.js'
@@ -109,6 +109,38 @@ export function liveContract(current: () => { store: SessionStore; h: StoreHarne
     sub.unsubscribe()
     expect(seen).toEqual(['init', 'stream', 'stream', 'messageEnd'])
     expect((await store.read('s1')).map((r) => r.body.type)).toEqual(['init', 'messageEnd'])
+  })
+
+  it('deleting a session ends its live tails with SessionDeletedError; the id reused starts over, and a position of the deleted session is refused', async () => {
+    const { store, h } = current()
+    await createSession(store, 's1', 2)
+    const seen: number[] = []
+    const ended: unknown[] = []
+    store.events$('s1').subscribe({ next: (r) => seen.push(r.position), error: (e: unknown) => ended.push(e) })
+    // A tail of a session created after it opened ends too; a tail of another session does not.
+    const seen2: number[] = []
+    const later = store.events$('s2').subscribe({ next: (r) => seen2.push(r.position), error: (e: unknown) => ended.push(e) })
+    const other = store.events$('s3').subscribe({ error: (e: unknown) => ended.push(e) })
+    await until(async () => seen.length === 3 && (await h.tails()) === 3, 'the replay and the tails')
+    await createSession(store, 's2')
+    await until(() => seen2.length === 1, 'the tail of s2 to find it')
+    expect(await store.delete('s1')).toBe(true)
+    expect(await store.delete('s2')).toBe(true)
+    expect(await store.delete('s3')).toBe(false)
+    await until(() => ended.length === 2, 'the tails of the deleted sessions to end')
+    expect(ended.map((e) => (e as SessionDeletedError).sessionId).sort()).toEqual(['s1', 's2'])
+    expect(ended[0]).toBeInstanceOf(SessionDeletedError)
+    expect((ended[0] as Error).message).toMatch(/^session 's[12]' was deleted: its tail ends/)
+    expect(later.closed && !other.closed).toBe(true)
+    await until(async () => (await h.tails()) === 1, 'the ended tails released')
+    // The id reused: a reader resuming at a position of the deleted session is told; a new tail starts at position 1.
+    await createSession(store, 's1')
+    const stale = await firstValueFrom(store.events$('s1', { from: 3 })).catch((e: unknown) => e)
+    expect(stale).toBeInstanceOf(SessionDeletedError)
+    expect((stale as Error).message).toMatch(/session 's1' has no position after 3 \(its last position is 1\)/)
+    expect((await firstValueFrom(store.events$('s1'))).position).toBe(1)
+    expect(seen).toEqual([1, 2, 3])
+    other.unsubscribe()
   })
 
   it('leases: acquire, refuse another holder, renew, release', async () => {

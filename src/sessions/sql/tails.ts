@@ -12,10 +12,19 @@
  * If the listening connection is lost, one new one is opened and every tail
  * reads again (what was committed meanwhile is read then); if that fails,
  * the tails error with the cause.
+ *
+ * Each read also says which session it read (its creation time and last
+ * position, see `pages.ts`): a tail remembers the session it found, and ends
+ * with `SessionDeletedError` when a read finds it gone or created again (a
+ * deletion notifies like an append). A tail that asks for positions the
+ * session never had (`from` past its last one, or any of a session that
+ * does not exist) ends so at its first read.
  */
 import { Observable, type Subscriber } from 'rxjs'
-import type { SessionRecord } from '../../agent/session-store.js'
+import { SessionDeletedError, type SessionRecord } from '../../agent/session-store.js'
+import { deletedBefore } from '../errors.js'
 import type { SqlDriver } from './driver.js'
+import type { TailPage } from './pages.js'
 
 /** Records read per query by a tail catching up. */
 const PAGE = 500
@@ -24,12 +33,14 @@ interface Tail {
   readonly sessionId: string
   readonly subscriber: Subscriber<SessionRecord>
   last: number
+  /** The creation time of the session the tail found (absent until it does). */
+  createdAt: number | undefined
   running: boolean
   again: boolean
 }
 
-/** Reads the records of a session after position `from`, at most `limit`. */
-export type ReadPage = (sessionId: string, from: number, limit: number) => Promise<readonly SessionRecord[]>
+/** Reads the records of a session after position `from`, at most `limit`, and the session as it was then. */
+export type ReadPage = (sessionId: string, from: number, limit: number) => Promise<TailPage>
 
 /** See the module comment. */
 export class SqlTails {
@@ -56,7 +67,7 @@ export class SqlTails {
   /** The tail of `sessionId` after position `from` (arguments checked by the caller). */
   open(sessionId: string, from: number): Observable<SessionRecord> {
     return new Observable<SessionRecord>((subscriber) => {
-      const tail: Tail = { sessionId, subscriber, last: from, running: false, again: false }
+      const tail: Tail = { sessionId, subscriber, last: from, createdAt: undefined, running: false, again: false }
       let set = this.bySession.get(sessionId)
       if (set === undefined) this.bySession.set(sessionId, (set = new Set()))
       set.add(tail)
@@ -132,6 +143,15 @@ export class SqlTails {
     )
   }
 
+  /** Why the tail ends, when the session it read is not the one it found (or has not the positions it asked for); remembers the one it finds. */
+  private deleted(tail: Tail, session: TailPage['session']): SessionDeletedError | undefined {
+    if (tail.createdAt !== undefined) return session?.createdAt === tail.createdAt ? undefined : new SessionDeletedError(tail.sessionId)
+    const lastPosition = session?.lastPosition ?? 0
+    if (tail.last > lastPosition) return deletedBefore(tail.sessionId, tail.last, lastPosition)
+    tail.createdAt = session?.createdAt
+    return undefined
+  }
+
   /** Emits what follows the tail's last position, until nothing does; one pump per tail at a time. */
   private async pump(tail: Tail): Promise<void> {
     if (tail.running) {
@@ -143,7 +163,10 @@ export class SqlTails {
       do {
         tail.again = false
         for (;;) {
-          const page = await this.readPage(tail.sessionId, tail.last, PAGE)
+          const { records: page, session } = await this.readPage(tail.sessionId, tail.last, PAGE)
+          if (tail.subscriber.closed) return
+          const deleted = this.deleted(tail, session)
+          if (deleted !== undefined) return tail.subscriber.error(deleted)
           for (const record of page) {
             if (tail.subscriber.closed) return
             if (record.position <= tail.last) continue
