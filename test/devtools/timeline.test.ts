@@ -24,6 +24,15 @@ const toolCalls = (...ids: string[]) =>
     cost: { ...emptyCost, total: 0.5 },
   })
 const result = (id: string, isError = false): AgentMessage => ({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: 'ok' }], isError, timestamp: 0 })
+/** Run 'a' suspended for the approval of its call w1, decided at 90 (the start of the resumed-run cases). */
+const suspendedRun: readonly (readonly [number, Body])[] = [
+  [0, init],
+  [10, { type: 'runStart', runId: 'a', prompts: [] }],
+  [10, { type: 'turnStart', turnIndex: 0 }],
+  [20, end(toolCalls('w1'))],
+  [30, { type: 'approvalRequested', toolCallId: 'w1', toolName: 'write', args: {} }],
+  [90, { type: 'approvalDecided', toolCallId: 'w1', decision: { approved: true }, by: 'resolveApproval' }],
+]
 
 describe('sessionTimeline', () => {
   it('draws a run with parallel tools as overlapping bars, one lane per call', () => {
@@ -174,12 +183,7 @@ describe('sessionTimeline', () => {
 
   it('ends a run left open when a later run starts (a resumed run), and names calls an earlier run made', () => {
     const tl = sessionTimeline('s', records([
-      [0, init],
-      [10, { type: 'runStart', runId: 'a', prompts: [] }],
-      [10, { type: 'turnStart', turnIndex: 0 }],
-      [20, end(toolCalls('w1'))],
-      [30, { type: 'approvalRequested', toolCallId: 'w1', toolName: 'write', args: {} }],
-      [90, { type: 'approvalDecided', toolCallId: 'w1', decision: { approved: true }, by: 'resolveApproval' }],
+      ...suspendedRun,
       [100, { type: 'runStart', runId: 'b', prompts: [] }],
       [100, { type: 'toolExecutionStart', toolCallId: 'w1' }],
     ]))
@@ -190,12 +194,7 @@ describe('sessionTimeline', () => {
 
   it('draws a resumed run (runResumed) as the same run, which finishes; the turn it was suspended in ends where it stopped', () => {
     const tl = sessionTimeline('s', records([
-      [0, init],
-      [10, { type: 'runStart', runId: 'a', prompts: [] }],
-      [10, { type: 'turnStart', turnIndex: 0 }],
-      [20, end(toolCalls('w1'))],
-      [30, { type: 'approvalRequested', toolCallId: 'w1', toolName: 'write', args: {} }],
-      [90, { type: 'approvalDecided', toolCallId: 'w1', decision: { approved: true }, by: 'resolveApproval' }],
+      ...suspendedRun,
       [100, { type: 'runResumed', runId: 'a' }],
       [100, { type: 'turnStart', turnIndex: 0 }],
       [100, { type: 'toolExecutionStart', toolCallId: 'w1' }],

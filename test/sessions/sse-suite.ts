@@ -115,12 +115,18 @@ export function sseSuite(name: string, makeStore: MakeStore): void {
       expect(counted.live()).toBe(0)
     })
 
-    it('releases the store tail when the client disconnects', async () => {
+    /** Session 's' with its init entry, served, and one raw reader following it; the ends the helper reported. */
+    const tailOne = async () => {
       const writer = new Writer(store, 's')
       await writer.init()
       const ends: SessionStreamEndInfo[] = []
       const server = await serve({ onStreamEnd: (info) => ends.push(info) })
       const raw = await openRaw(eventsUrl(server, 's'))
+      return { writer, ends, server, raw }
+    }
+
+    it('releases the store tail when the client disconnects', async () => {
+      const { writer, ends, raw } = await tailOne()
       await until(() => raw.events.length === 1 && counted.live() === 1, 'the tail')
       raw.close()
       await until(() => counted.live() === 0, 'the tail released')
@@ -129,11 +135,7 @@ export function sseSuite(name: string, makeStore: MakeStore): void {
     })
 
     it('ends the responses when the store closes, and the tails complete', async () => {
-      const writer = new Writer(store, 's')
-      await writer.init()
-      const ends: SessionStreamEndInfo[] = []
-      const server = await serve({ onStreamEnd: (info) => ends.push(info) })
-      const raw = await openRaw(eventsUrl(server, 's'))
+      const { ends, raw } = await tailOne()
       await until(() => counted.live() === 1, 'the tail')
       await store.close()
       await raw.done
@@ -142,11 +144,7 @@ export function sseSuite(name: string, makeStore: MakeStore): void {
     })
 
     it('ends the response when the session is deleted, saying so; the reconnection gets 404', async () => {
-      const writer = new Writer(store, 's')
-      await writer.init()
-      const ends: SessionStreamEndInfo[] = []
-      const server = await serve({ onStreamEnd: (info) => ends.push(info) })
-      const raw = await openRaw(eventsUrl(server, 's'))
+      const { writer, ends, server, raw } = await tailOne()
       await until(() => raw.events.length === 1 && counted.live() === 1, 'the tail')
       expect(await store.delete('s')).toBe(true)
       await raw.done
