@@ -27,7 +27,7 @@ import type { ModelSpec } from '../types/model.js'
 import { FunctionValue } from '../types/tool.js'
 import type { AgentOptions } from './agent-options.js'
 import { AgentSession } from './agent-session.js'
-import { AgentLogEntry, decodeAgentLog } from './agent-log.js'
+import { AgentLogEntry, decodeAgentLog, isAgentLogEntry } from './agent-log.js'
 import type { AgentStore } from './agent-store.js'
 import type { Runner } from './agent-run.js'
 import { PROCESS_STOPPED, replayOfEntries, type LogReplay } from './log-replay.js'
@@ -203,7 +203,7 @@ function restoredLog(records: readonly SessionRecord[], options: AgentOpenOption
       continue
     }
     // The first entry through `decodeAgentLog`: a newer log format is named as such.
-    const entry = entries.length === 0 ? decodeAgentLog([body], 'Agent.open', what)[0]! : AgentLogEntry.is(body) ? body : decodeInput(AgentLogEntry, body, 'Agent.open', what)
+    const entry = entries.length === 0 ? decodeAgentLog([body], 'Agent.open', what)[0]! : isAgentLogEntry(body) ? body : decodeInput(AgentLogEntry, body, 'Agent.open', what)
     if (entry.seq !== entries.length) throw invalidInput('Agent.open', what, '.seq', `expected log entry ${entries.length}, got ${describeValue(entry.seq)}`, entry.seq)
     entries.push(entry)
     stream = undefined
