@@ -87,7 +87,7 @@ describe('opening a long log', () => {
   })
 
   it('foldAgentLog copies the history once: a fold of 2,000 messages makes one transcript, not one per message', () => {
-    const entries: unknown[] = [viaJson(new Agent({ systemPrompt: '', model: scriptedModel([]).model }).log[0])]
+    const entries: unknown[] = [viaJson(new Agent({ systemPrompt: '', ...scriptedModel([]) }).log[0])]
     for (let i = 0; i < 2000; i++) entries.push({ seq: entries.length, type: 'messageEnd', message: { role: 'user', content: [{ type: 'text', text: `m${i}` }], timestamp: i } })
     const decoded = decodeAgentLog(entries, 'test')
     const slice = Array.prototype.slice
