@@ -27,7 +27,8 @@ import type { ModelSpec } from '../types/model.js'
 import { FunctionValue } from '../types/tool.js'
 import type { AgentOptions } from './agent-options.js'
 import { AgentSession } from './agent-session.js'
-import { AgentLogEntry, decodeAgentLog } from './agent-log.js'
+import { AgentLogEntry, decodeAgentLog, isAgentLogEntry } from './agent-log.js'
+import { wasDecoded } from './decoded-records.js'
 import type { AgentStore } from './agent-store.js'
 import type { Runner } from './agent-run.js'
 import { PROCESS_STOPPED, replayOfEntries, type LogReplay } from './log-replay.js'
@@ -194,16 +195,17 @@ function restoredLog(records: readonly SessionRecord[], options: AgentOpenOption
   for (const record of records) {
     const what = `record at position ${record.position} of session '${sessionId}'`
     const body: unknown = record.body
+    // A record of this library's stores was checked on its way out; another store's, here (`is` first: decoding is for the error's paths).
+    const checked = wasDecoded(record)
     if ((body as { type?: unknown } | null)?.type === 'stream') {
-      // `is` first: a store hands back what it checked; decoding is for the error's paths.
-      const decoded = StreamRecord.is(body) ? body : decodeInput(StreamRecord, body, 'Agent.open', what)
+      const decoded = checked || StreamRecord.is(body) ? (body as StreamRecord) : decodeInput(StreamRecord, body, 'Agent.open', what)
       if (decoded.afterSeq !== entries.length) continue
       stream ??= { at: record.at, afterSeq: decoded.afterSeq, chunks: [] }
       stream.chunks.push(...decoded.chunks)
       continue
     }
     // The first entry through `decodeAgentLog`: a newer log format is named as such.
-    const entry = entries.length === 0 ? decodeAgentLog([body], 'Agent.open', what)[0]! : AgentLogEntry.is(body) ? body : decodeInput(AgentLogEntry, body, 'Agent.open', what)
+    const entry = entries.length === 0 ? decodeAgentLog([body], 'Agent.open', what)[0]! : checked || isAgentLogEntry(body) ? (body as AgentLogEntry) : decodeInput(AgentLogEntry, body, 'Agent.open', what)
     if (entry.seq !== entries.length) throw invalidInput('Agent.open', what, '.seq', `expected log entry ${entries.length}, got ${describeValue(entry.seq)}`, entry.seq)
     entries.push(entry)
     stream = undefined

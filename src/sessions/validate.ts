@@ -14,6 +14,7 @@
 import * as t from 'io-ts'
 import { NonNegativeInteger, describeValue, struct } from '../types/codec.js'
 import { compileIs } from '../types/fast-is.js'
+import { markDecoded } from '../agent/decoded-records.js'
 import { decodeInput, invalidInput } from '../types/input.js'
 import { deepFreeze } from '../types/deep-freeze.js'
 import { SessionRecordBody, TimedRecord, type SessionRecord } from '../agent/session-store.js'
@@ -142,5 +143,5 @@ export function decodeStored(entry: string, sessionId: string, position: number,
   if (typeof at !== 'number' || !Number.isFinite(at)) throw invalidInput(entry, what, 'at', `expected a time in ms since the epoch, got ${describeValue(at)}`, at)
   const decoded = isBody(body) ? (body as SessionRecordBody) : decodeInput(SessionRecordBody, body, entry, what, 'body')
   deepFreeze(decoded)
-  return Object.freeze({ position, at, body: decoded })
+  return markDecoded(Object.freeze({ position, at, body: decoded }))
 }

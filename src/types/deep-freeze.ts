@@ -38,14 +38,26 @@ export function deepFreeze(value: unknown, maxDepth = Number.POSITIVE_INFINITY):
   while (nodes.length > 0) {
     const node = nodes.pop()!
     const depth = depths.pop()!
-    const children: readonly unknown[] = Array.isArray(node) ? node : Object.values(node)
-    for (const child of children) {
-      if (typeof child !== 'object' || child === null || Object.isFrozen(child)) continue
-      if (depth >= maxDepth) return false
-      Object.freeze(child)
-      nodes.push(child)
-      depths.push(depth + 1)
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) if (!visit(node[i], depth, maxDepth, nodes, depths)) return false
+    } else {
+      // `for…in` over V8's enum cache rather than an `Object.values` array per object: freezing the 10,016
+      // entries of the DURABLE open bench's log 5-11 -> 1.9 ms (medians of 30 after a full GC, 3 alternating rounds).
+      // Own properties only, as `Object.values` gave: an inherited enumerable one belongs to someone else.
+      for (const key in node) if (hasOwn(node, key) && !visit((node as Record<string, unknown>)[key], depth, maxDepth, nodes, depths)) return false
     }
   }
+  return true
+}
+
+const hasOwn = (o: object, key: string): boolean => Object.prototype.hasOwnProperty.call(o, key)
+
+/** Freezes `child` and queues it for its own children; `false` if it lies deeper than `maxDepth`. */
+function visit(child: unknown, depth: number, maxDepth: number, nodes: object[], depths: number[]): boolean {
+  if (typeof child !== 'object' || child === null || Object.isFrozen(child)) return true
+  if (depth >= maxDepth) return false
+  Object.freeze(child)
+  nodes.push(child)
+  depths.push(depth + 1)
   return true
 }
