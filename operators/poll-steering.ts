@@ -3,6 +3,10 @@ import type { AgentMessage } from '../src/types/message.js'
 import { appended, nextState, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 
+// Without a source there is nothing to take: one pass-through stage serves every run (it keeps
+// its place in the protocol's stage order).
+const noSteering: TurnOperator = onTurnState((state) => state, { stage: 'pollSteering' })
+
 /**
  * After a turn's tool batch: takes the steering messages that arrived; they
  * join the next turn. Whether there is one is `decideContinuation`'s call,
@@ -15,7 +19,8 @@ import { onTurnState } from './on-turn-state.js'
  * result: --S'|     S'.pending: S.pending + the steering messages
  * ```
  */
-export function pollSteering(poll: () => readonly AgentMessage[] = () => []): TurnOperator {
+export function pollSteering(poll?: () => readonly AgentMessage[]): TurnOperator {
+  if (poll === undefined) return noSteering
   return onTurnState(
     (state) => {
       const found = callUser('steering source', poll)
