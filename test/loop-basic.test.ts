@@ -3,6 +3,7 @@ import { lastValueFrom, merge, toArray } from 'rxjs'
 import { agentLoop, defaultTurn } from '../src/loop/agent-loop.js'
 import { fromAsyncIterable } from '../src/rx/from-async-iterable.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
+import type { AssistantMessage } from '../src/types/message.js'
 import { chunk, reply, runAgentMarbles, scriptedModel } from '../marbles/index.js'
 import { addTool, context, hello, textOf } from './helpers.js'
 
@@ -73,7 +74,7 @@ describe('agentLoop: runs in flight at once', () => {
     const events = await lastValueFrom(merge(run$, run$).pipe(toArray()))
     expect(built).toBe(2)
     const ends = events.filter((e) => e.type === 'agentEnd')
-    expect(ends.map((e) => (e.type === 'agentEnd' ? textOf(e.result.messages.at(-1)!) : ''))).toEqual(['three', 'one two'])
+    expect(ends.map((e) => (e.type === 'agentEnd' ? textOf(e.result.messages.at(-1) as AssistantMessage) : ''))).toEqual(['three', 'one two'])
     // Interleaved: the second run's deltas arrive between the first run's.
     const deltas = events.flatMap((e) => (e.type === 'messageUpdate' && e.chunk.type === 'textDelta' ? [e.chunk.text] : []))
     expect(deltas).toEqual(['one ', 'three', 'two'])
