@@ -4,7 +4,7 @@
  * the source that called it.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { config, Observable, Subject, Subscription, type Subscriber } from 'rxjs'
+import { config, Observable, Subject, Subscription, UnsubscriptionError, type Subscriber } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
 
 /** A destination that records what reached it. */
@@ -148,6 +148,22 @@ describe('LinkedObserver teardown (its first linked observer held in a field, no
     observer(parent, log, 'second')
     root.unsubscribe()
     expect(log).toEqual(['first torn down', 'function', 'second torn down'])
+  })
+
+  it('a teardown function added first is run with it, before what came after; one that throws is reported as RxJS does', () => {
+    const log: string[] = []
+    const root = new Subscription()
+    const parent = observer(root)
+    parent.add(() => log.push('function'))
+    observer(parent, log, 'observer')
+    root.unsubscribe()
+    expect(log).toEqual(['function', 'observer torn down'])
+    const alone = observer(new Subscription())
+    alone.add(() => {
+      throw new Error('teardown failed')
+    })
+    expect(() => alone.unsubscribe()).toThrow(UnsubscriptionError)
+    expect(alone.closed).toBe(true)
   })
 
   it('remove() lets go of the held observer without tearing it down', () => {
