@@ -42,7 +42,10 @@ export interface StreamLlmOptions {
 
 // Tool lists rarely change between turns; their schemas are computed once per list.
 const schemaCache = new WeakMap<readonly AgentTool[], readonly ToolSchema[]>()
+const noSchemas: readonly ToolSchema[] = Object.freeze([])
 function schemasOf(tools: readonly AgentTool[]): readonly ToolSchema[] {
+  // No tools: nothing to remember (a run's own empty list would cost a WeakMap entry per run).
+  if (tools.length === 0) return noSchemas
   let schemas = schemaCache.get(tools)
   if (schemas === undefined) {
     schemas = tools.map(toolSchemaOf)
