@@ -1,11 +1,8 @@
+import { identity } from 'rxjs'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import type { AgentMessage } from '../src/types/message.js'
 import { appended, nextState, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
-
-// Without a source there is nothing to take: one pass-through stage serves every run (it keeps
-// its place in the protocol's stage order).
-const noSteering: TurnOperator = onTurnState((state) => state, { stage: 'pollSteering' })
 
 /**
  * After a turn's tool batch: takes the steering messages that arrived; they
@@ -18,9 +15,12 @@ const noSteering: TurnOperator = onTurnState((state) => state, { stage: 'pollSte
  * source: --S|
  * result: --S'|     S'.pending: S.pending + the steering messages
  * ```
+ *
+ * Without `poll` there is nothing to take: the stage is `identity`.
  */
 export function pollSteering(poll?: () => readonly AgentMessage[]): TurnOperator {
-  if (poll === undefined) return noSteering
+  // Nothing to take: no stage at all (as the policy stages without policies); a run holds one subscription less.
+  if (poll === undefined) return identity
   return onTurnState(
     (state) => {
       const found = callUser('steering source', poll)

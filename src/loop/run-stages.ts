@@ -5,9 +5,10 @@
  * Built at each subscription, because a run owns its steering and follow-up
  * queues and `config.turn` may keep per-run state in what it builds. What
  * depends on no option at all (`startTurn`, `endTurn`, `decideContinuation`,
- * the polls without a source, `transformContext` without options, the
- * policy stages without policies) is one operator shared by every run: a
- * stage keeps a run's state in its subscription, never in the operator.
+ * `pollFollowUp` without a source, `transformContext` without options) is
+ * one operator shared by every run: a stage keeps a run's state in its
+ * subscription, never in the operator. The policy stages without policies
+ * and `pollSteering` without a source are `identity`.
  *
  * Internal: not exported from the package.
  */
