@@ -54,6 +54,21 @@ function schemasOf(tools: readonly AgentTool[]): readonly ToolSchema[] {
   return schemas
 }
 
+// The default retries on a scheduler: one operator for every run (its state is per subscription).
+const defaultRetries = new WeakMap<SchedulerLike, MonoTypeOperatorFunction<ProviderChunk>>()
+
+/** The retries `options` ask for (see {@link retryStream}). */
+function retryOf(options: StreamLlmOptions): MonoTypeOperatorFunction<ProviderChunk> {
+  if (options.retry === false) return identity
+  if (options.retry !== undefined) return retryStream({ scheduler: options.scheduler, ...options.retry })
+  let retry = defaultRetries.get(options.scheduler)
+  if (retry === undefined) {
+    retry = retryStream({ scheduler: options.scheduler })
+    defaultRetries.set(options.scheduler, retry)
+  }
+  return retry
+}
+
 /** The request this turn sends. */
 export function requestOf(state: TurnState, options?: StreamOptions): LlmRequest {
   const request: LlmRequest = {
@@ -81,8 +96,7 @@ export function requestOf(state: TurnState, options?: StreamOptions): LlmRequest
  */
 export function streamLlm(options: StreamLlmOptions): TurnOperator {
   const now = () => options.scheduler.now()
-  const retry: MonoTypeOperatorFunction<ProviderChunk> =
-    options.retry === false ? identity : retryStream({ scheduler: options.scheduler, ...options.retry })
+  const retry = retryOf(options)
   return onTurnState(
     (state) => {
       if (!state.started) throw outOfOrder('streamLlm', 'a turn that has not started', 'startTurn')

@@ -14,7 +14,7 @@
  */
 import { NEVER, Observable, type SchedulerLike } from 'rxjs'
 import { decideContinuation } from '../../operators/decide-continuation.js'
-import { dispatchTools } from '../../operators/dispatch-tools.js'
+import { dispatchTools, type DispatchToolsOptions } from '../../operators/dispatch-tools.js'
 import { endTurn } from '../../operators/end-turn.js'
 import { pollFollowUp } from '../../operators/poll-follow-up.js'
 import { pollSteering } from '../../operators/poll-steering.js'
@@ -22,8 +22,10 @@ import { postLoopPolicy } from '../../operators/post-loop-policy.js'
 import { postTurnPolicy } from '../../operators/post-turn-policy.js'
 import { preTurnPolicy } from '../../operators/pre-turn-policy.js'
 import { startTurn } from '../../operators/start-turn.js'
-import { streamLlm } from '../../operators/stream-llm.js'
-import { transformContext } from '../../operators/transform-context.js'
+import { streamLlm, type StreamLlmOptions } from '../../operators/stream-llm.js'
+import { transformContext, type TransformContextOptions } from '../../operators/transform-context.js'
+import type { AbortOption } from '../../operators/until-aborted.js'
+import type { Policies } from '../policy/policy.js'
 import type { AgentLoopConfig, TurnStages } from './agent-loop.js'
 import type { MessageQueue } from './message-queue.js'
 
@@ -43,43 +45,50 @@ function aborted(signal: AbortSignal): Observable<void> {
   })
 }
 
+type Writable<T> = { -readonly [K in keyof T]: T[K] }
+
+const noAbort: AbortOption = {}
+const noPolicies: Policies = {}
+
 /**
  * The stages of a run under `config`: `steering` and `followUp` are the run's
- * queues (none without a source).
+ * queues (none without a source). The stages' options are filled in field by
+ * field rather than spread from conditional literals: each spread of a
+ * `{}`-or-field literal is one more object per run.
  */
 export function turnStages(config: AgentLoopConfig, scheduler: SchedulerLike, steering: MessageQueue | undefined, followUp: MessageQueue | undefined): TurnStages {
   const abort$ = config.signal === undefined ? undefined : aborted(config.signal)
-  const abortOption = abort$ === undefined ? {} : { abort: abort$ }
-  const policies = config.policies ?? {}
+  const abortOption: AbortOption = abort$ === undefined ? noAbort : { abort: abort$ }
+  const policies = config.policies ?? noPolicies
+
+  const context: Writable<TransformContextOptions> = {}
+  if (config.transformContext !== undefined) context.transform = config.transformContext
+  if (config.convertToLlm !== undefined) context.convertToLlm = config.convertToLlm
+  if (abort$ !== undefined) context.abort = abort$
+
+  const llm: Writable<StreamLlmOptions> = { streamFn: config.streamFn, scheduler }
+  if (config.streamOptions !== undefined) llm.options = config.streamOptions
+  if (config.retry !== undefined) llm.retry = config.retry
+  if (config.fallback !== undefined) llm.fallback = config.fallback
+  if (config.recoverOverflow !== undefined) llm.recoverOverflow = config.recoverOverflow
+  if (abort$ !== undefined) llm.abort = abort$
+  if (config.maxArgumentDepth !== undefined) llm.maxArgumentDepth = config.maxArgumentDepth
+
+  const tools: Writable<DispatchToolsOptions> = { scheduler, maxCallsPerMessage: config.maxToolCallsPerMessage ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE }
+  if (policies.preDispatch !== undefined) tools.preDispatch = policies.preDispatch
+  if (config.approveTool !== undefined) tools.approveTool = config.approveTool
+  if (config.approvalRequired !== undefined) tools.approvalRequired = config.approvalRequired
+  if (config.toolExecution !== undefined) tools.execution = config.toolExecution
+  if (config.toolTimeoutMs !== undefined) tools.toolTimeoutMs = config.toolTimeoutMs
+  if (abort$ !== undefined) tools.abort = abort$
+  if (steering !== undefined && config.steeringDelivery === 'interrupt') tools.interruptOnSteering = steering.poll
+
   return {
     preTurnPolicy: preTurnPolicy(policies.preTurn, abortOption),
     startTurn: startTurn(),
-    transformContext: transformContext({
-      ...(config.transformContext === undefined ? {} : { transform: config.transformContext }),
-      ...(config.convertToLlm === undefined ? {} : { convertToLlm: config.convertToLlm }),
-      ...abortOption,
-    }),
-    streamLlm: streamLlm({
-      streamFn: config.streamFn,
-      scheduler,
-      ...(config.streamOptions === undefined ? {} : { options: config.streamOptions }),
-      ...(config.retry === undefined ? {} : { retry: config.retry }),
-      ...(config.fallback === undefined ? {} : { fallback: config.fallback }),
-      ...(config.recoverOverflow === undefined ? {} : { recoverOverflow: config.recoverOverflow }),
-      ...abortOption,
-      ...(config.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: config.maxArgumentDepth }),
-    }),
-    dispatchTools: dispatchTools({
-      scheduler,
-      ...(policies.preDispatch === undefined ? {} : { preDispatch: policies.preDispatch }),
-      ...(config.approveTool === undefined ? {} : { approveTool: config.approveTool }),
-      ...(config.approvalRequired === undefined ? {} : { approvalRequired: config.approvalRequired }),
-      ...(config.toolExecution === undefined ? {} : { execution: config.toolExecution }),
-      ...(config.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: config.toolTimeoutMs }),
-      maxCallsPerMessage: config.maxToolCallsPerMessage ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE,
-      ...abortOption,
-      ...(steering !== undefined && config.steeringDelivery === 'interrupt' ? { interruptOnSteering: steering.poll } : {}),
-    }),
+    transformContext: transformContext(context),
+    streamLlm: streamLlm(llm),
+    dispatchTools: dispatchTools(tools),
     endTurn: endTurn(),
     postTurnPolicy: postTurnPolicy(policies.postTurn, abortOption),
     pollSteering: pollSteering(steering?.poll),
