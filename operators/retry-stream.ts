@@ -62,7 +62,8 @@ interface RetrySettings {
 /**
  * One subscription of {@link retryStream}: its attempts. A class rather than
  * closures made per model call: a run holds one while its answer streams,
- * and a thousand runs at once hold a thousand.
+ * and a thousand runs at once hold a thousand (1,000 live FANOUT runs of
+ * `agentLoop`, heap after a full GC: 9.7 → 9.0 KB per run).
  */
 class Retries {
   private attempt = 1

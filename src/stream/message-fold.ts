@@ -45,7 +45,9 @@ interface Segment {
   /**
    * Snapshots already produced, by log length: a second read is free and
    * returns the same object. Made at the first read: a stream whose updates
-   * nobody reads (a consumer of the deltas) makes none.
+   * nobody reads (a consumer of the deltas) makes none. (With the tool map
+   * made at the first call too, 1,000 live FANOUT runs of `agentLoop` held
+   * 8.8 → 8.3 KB each, heap after a full GC.)
    */
   memo: Map<number, AssistantMessage> | undefined
   /** How deep parsed tool-call arguments may nest. */
