@@ -2,6 +2,19 @@ import { hasUnansweredCalls, outOfOrder } from '../src/turn/turn-protocol.js'
 import { nextState, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 
+// It has no options: one operator serves every run (a subscription holds a run's own state).
+const decideContinuationStage: TurnOperator = onTurnState(
+  (state) => {
+    if (state.assistant === undefined) throw outOfOrder('decideContinuation', 'a turn the model has not answered', 'streamLlm')
+    if (hasUnansweredCalls(state)) throw outOfOrder('decideContinuation', "the model's tool calls without their results", 'dispatchTools')
+    // Every tool call has exactly one result, so results mean the model called tools.
+    const calledTools = state.toolResults.length > 0
+    const goOn = calledTools || state.pending.length > 0 || state.forceNextTurn === true
+    return nextState(state, { continuation: goOn ? 'next' : 'idle' })
+  },
+  { stage: 'decideContinuation' },
+)
+
 /**
  * Decides whether the loop goes on after this turn: it goes on (`next`) when
  * the model called tools, messages are pending (steering, injected), or a
@@ -15,15 +28,5 @@ import { onTurnState } from './on-turn-state.js'
  * ```
  */
 export function decideContinuation(): TurnOperator {
-  return onTurnState(
-    (state) => {
-      if (state.assistant === undefined) throw outOfOrder('decideContinuation', 'a turn the model has not answered', 'streamLlm')
-      if (hasUnansweredCalls(state)) throw outOfOrder('decideContinuation', "the model's tool calls without their results", 'dispatchTools')
-      // Every tool call has exactly one result, so results mean the model called tools.
-      const calledTools = state.toolResults.length > 0
-      const goOn = calledTools || state.pending.length > 0 || state.forceNextTurn === true
-      return nextState(state, { continuation: goOn ? 'next' : 'idle' })
-    },
-    { stage: 'decideContinuation' },
-  )
+  return decideContinuationStage
 }

@@ -15,13 +15,21 @@ import { onTurnState } from './on-turn-state.js'
  * result: --S'|     S'.continuation === 'next' when follow-ups were waiting
  * ```
  */
-export function pollFollowUp(poll: () => readonly AgentMessage[] = () => []): TurnOperator {
+export function pollFollowUp(poll?: () => readonly AgentMessage[]): TurnOperator {
+  if (poll === undefined) return noFollowUp
+  return followUpStage(poll)
+}
+
+/** The stage, polling `poll` (none: one stage serves every run). */
+function followUpStage(poll: (() => readonly AgentMessage[]) | undefined): TurnOperator {
   return onTurnState((state) => {
     if (state.continuation === undefined) throw outOfOrder('pollFollowUp', 'a turn whose continuation is not decided', 'decideContinuation')
-    if (state.continuation !== 'idle') return state
+    if (state.continuation !== 'idle' || poll === undefined) return state
     const found = callUser('follow-up source', poll)
     if (found instanceof CallbackError) return nextState(state, { stop: { reason: 'error', message: found.message } })
     if (found.length === 0) return state
     return nextState(state, { pending: appended(state.pending, found), continuation: 'next' })
   }, { stage: 'pollFollowUp' })
 }
+
+const noFollowUp: TurnOperator = followUpStage(undefined)

@@ -1,3 +1,4 @@
+import { identity } from 'rxjs'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import type { AgentMessage } from '../src/types/message.js'
 import { appended, nextState, type TurnOperator } from '../src/turn/turn-state.js'
@@ -14,8 +15,12 @@ import { onTurnState } from './on-turn-state.js'
  * source: --S|
  * result: --S'|     S'.pending: S.pending + the steering messages
  * ```
+ *
+ * Without `poll` there is nothing to take: the stage is `identity`.
  */
-export function pollSteering(poll: () => readonly AgentMessage[] = () => []): TurnOperator {
+export function pollSteering(poll?: () => readonly AgentMessage[]): TurnOperator {
+  // Nothing to take: no stage at all (as the policy stages without policies); a run holds one subscription less.
+  if (poll === undefined) return identity
   return onTurnState(
     (state) => {
       const found = callUser('steering source', poll)

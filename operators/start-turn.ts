@@ -2,6 +2,19 @@ import type { AgentEvent } from '../src/types/event.js'
 import { nextState, withMessages, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 
+// It has no options: one operator serves every run (a subscription holds a run's own state).
+const startTurnStage: TurnOperator = onTurnState(
+  (state) => {
+    const items: TurnItem[] = [{ type: 'turnStart', turnIndex: state.turnIndex }]
+    for (const message of state.pending) {
+      items.push({ type: 'messageStart', message } satisfies AgentEvent, { type: 'messageEnd', message } satisfies AgentEvent)
+    }
+    items.push(nextState(withMessages(state, state.pending), { pending: [], started: true }))
+    return items
+  },
+  { stage: 'startTurn' },
+)
+
 /**
  * Starts the turn: `turnStart`, then each pending message (prompts, steering,
  * follow-ups, injected) joins the transcript with `messageStart`/`messageEnd`.
@@ -12,12 +25,5 @@ import { onTurnState } from './on-turn-state.js'
  * ```
  */
 export function startTurn(): TurnOperator {
-  return onTurnState((state) => {
-    const items: TurnItem[] = [{ type: 'turnStart', turnIndex: state.turnIndex }]
-    for (const message of state.pending) {
-      items.push({ type: 'messageStart', message } satisfies AgentEvent, { type: 'messageEnd', message } satisfies AgentEvent)
-    }
-    items.push(nextState(withMessages(state, state.pending), { pending: [], started: true }))
-    return items
-  }, { stage: 'startTurn' })
+  return startTurnStage
 }

@@ -42,13 +42,31 @@ export interface StreamLlmOptions {
 
 // Tool lists rarely change between turns; their schemas are computed once per list.
 const schemaCache = new WeakMap<readonly AgentTool[], readonly ToolSchema[]>()
+const noSchemas: readonly ToolSchema[] = Object.freeze([])
 function schemasOf(tools: readonly AgentTool[]): readonly ToolSchema[] {
+  // No tools: nothing to remember (a run's own empty list would cost a WeakMap entry per run).
+  if (tools.length === 0) return noSchemas
   let schemas = schemaCache.get(tools)
   if (schemas === undefined) {
     schemas = tools.map(toolSchemaOf)
     schemaCache.set(tools, schemas)
   }
   return schemas
+}
+
+// The default retries on a scheduler: one operator for every run (its state is per subscription).
+const defaultRetries = new WeakMap<SchedulerLike, MonoTypeOperatorFunction<ProviderChunk>>()
+
+/** The retries `options` ask for (see {@link retryStream}). */
+function retryOf(options: StreamLlmOptions): MonoTypeOperatorFunction<ProviderChunk> {
+  if (options.retry === false) return identity
+  if (options.retry !== undefined) return retryStream({ scheduler: options.scheduler, ...options.retry })
+  let retry = defaultRetries.get(options.scheduler)
+  if (retry === undefined) {
+    retry = retryStream({ scheduler: options.scheduler })
+    defaultRetries.set(options.scheduler, retry)
+  }
+  return retry
 }
 
 /** The request this turn sends. */
@@ -78,8 +96,7 @@ export function requestOf(state: TurnState, options?: StreamOptions): LlmRequest
  */
 export function streamLlm(options: StreamLlmOptions): TurnOperator {
   const now = () => options.scheduler.now()
-  const retry: MonoTypeOperatorFunction<ProviderChunk> =
-    options.retry === false ? identity : retryStream({ scheduler: options.scheduler, ...options.retry })
+  const retry = retryOf(options)
   return onTurnState(
     (state) => {
       if (!state.started) throw outOfOrder('streamLlm', 'a turn that has not started', 'startTurn')

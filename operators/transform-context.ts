@@ -32,6 +32,10 @@ export interface TransformContextOptions extends AbortOption {
  * ```
  */
 export function transformContext(options: TransformContextOptions = {}): TurnOperator {
+  return options.transform === undefined && options.convertToLlm === undefined && options.abort === undefined ? plainTransformContext : transformContextOf(options)
+}
+
+function transformContextOf(options: TransformContextOptions): TurnOperator {
   const convert = options.convertToLlm ?? defaultConvertToLlm
   const failed = (state: TurnState, error: unknown): TurnState =>
     nextState(state, {
@@ -67,3 +71,6 @@ export function transformContext(options: TransformContextOptions = {}): TurnOpe
     )
   }, { stage: 'transformContext' })
 }
+
+// Without options (the default conversion, no transform, no abort): one operator serves every run.
+const plainTransformContext: TurnOperator = transformContextOf({})

@@ -4,7 +4,7 @@
  * the source that called it.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import { config, Observable, Subject, Subscription, type Subscriber } from 'rxjs'
+import { config, Observable, Subject, Subscription, UnsubscriptionError, type Subscriber } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
 
 /** A destination that records what reached it. */
@@ -113,5 +113,78 @@ describe('LinkedObserver error routing', () => {
     expect(() => source.next(1)).not.toThrow()
     await new Promise((resolve) => setTimeout(resolve, 0))
     expect(reported.map((e) => (e as Error).message)).toEqual(['nowhere to go'])
+  })
+})
+
+describe('LinkedObserver teardown (its first linked observer held in a field, not an RxJS finalizer list)', () => {
+  const observer = (destination: Subscription, log?: string[], name?: string): ReturnType<typeof linked<number>> => {
+    const o = linked<number>(destination, { next: () => undefined })
+    if (log !== undefined) o.add(() => log.push(`${name ?? '?'} torn down`))
+    return o
+  }
+
+  it('unsubscribing a linked observer tears down the one it holds; the held one ending alone leaves its holder open', () => {
+    const root = new Subscription()
+    const parent = observer(root)
+    const child = observer(parent)
+    const other = observer(root)
+    const second = observer(other)
+    parent.unsubscribe()
+    expect(child.closed).toBe(true)
+    second.unsubscribe()
+    expect(other.closed).toBe(false)
+    // The held observer is gone from its holder: a new one can be held, and goes with it.
+    const third = observer(other)
+    other.unsubscribe()
+    expect(third.closed).toBe(true)
+  })
+
+  it('everything added is torn down in the order it was added, the held observer first', () => {
+    const log: string[] = []
+    const root = new Subscription()
+    const parent = observer(root)
+    observer(parent, log, 'first')
+    parent.add(() => log.push('function'))
+    observer(parent, log, 'second')
+    root.unsubscribe()
+    expect(log).toEqual(['first torn down', 'function', 'second torn down'])
+  })
+
+  it('a teardown function added first is run with it, before what came after; one that throws is reported as RxJS does', () => {
+    const log: string[] = []
+    const root = new Subscription()
+    const parent = observer(root)
+    parent.add(() => log.push('function'))
+    observer(parent, log, 'observer')
+    root.unsubscribe()
+    expect(log).toEqual(['function', 'observer torn down'])
+    const alone = observer(new Subscription())
+    alone.add(() => {
+      throw new Error('teardown failed')
+    })
+    expect(() => alone.unsubscribe()).toThrow(UnsubscriptionError)
+    expect(alone.closed).toBe(true)
+  })
+
+  it('remove() lets go of the held observer without tearing it down', () => {
+    const root = new Subscription()
+    const parent = observer(root)
+    const child = observer(parent)
+    parent.remove(child)
+    parent.unsubscribe()
+    expect(child.closed).toBe(false)
+  })
+
+  it('an observer added to a closed one is torn down at once; one added twice is held once', () => {
+    const log: string[] = []
+    const parent = observer(new Subscription())
+    const child = observer(new Subscription(), log, 'child')
+    parent.add(child)
+    parent.add(child)
+    parent.unsubscribe()
+    expect(log).toEqual(['child torn down'])
+    const late = observer(new Subscription())
+    parent.add(late)
+    expect(late.closed).toBe(true)
   })
 })

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { lastValueFrom, toArray } from 'rxjs'
-import { agentLoop } from '../src/loop/agent-loop.js'
+import { lastValueFrom, merge, toArray } from 'rxjs'
+import { agentLoop, defaultTurn } from '../src/loop/agent-loop.js'
+import { fromAsyncIterable } from '../src/rx/from-async-iterable.js'
+import type { ProviderChunk } from '../src/types/chunk.js'
+import type { AssistantMessage } from '../src/types/message.js'
 import { chunk, reply, runAgentMarbles, scriptedModel } from '../marbles/index.js'
-import { addTool, context, hello } from './helpers.js'
+import { addTool, context, hello, textOf } from './helpers.js'
 
 describe('agentLoop: one text turn', () => {
   it('emits the documented order in virtual time', () => {
@@ -49,5 +52,32 @@ describe('agentLoop: one text turn', () => {
     if (end?.type !== 'agentEnd') return
     expect(end.result.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant'])
     expect(model.requests[1]?.messages.at(-1)).toMatchObject({ role: 'toolResult', content: [{ type: 'text', text: '5' }] })
+  })
+})
+
+describe('agentLoop: runs in flight at once', () => {
+  async function* slowly(chunks: readonly ProviderChunk[]): AsyncGenerator<ProviderChunk> {
+    for (const c of chunks) {
+      await Promise.resolve()
+      yield c
+    }
+  }
+
+  it('two runs of one loop, interleaved, keep their own turns and answers; the turn is built at each subscription', async () => {
+    const answers = [
+      [chunk.start(), chunk.text('one '), chunk.text('two'), chunk.stop()],
+      [chunk.start(), chunk.text('three'), chunk.stop()],
+    ]
+    const model = scriptedModel(answers.map((a) => () => fromAsyncIterable(slowly(a))))
+    let built = 0
+    const run$ = agentLoop(hello, context(), { model: model.model, streamFn: model.streamFn, turn: (s) => (built++, defaultTurn(s)) })
+    const events = await lastValueFrom(merge(run$, run$).pipe(toArray()))
+    expect(built).toBe(2)
+    const ends = events.filter((e) => e.type === 'agentEnd')
+    expect(ends.map((e) => (e.type === 'agentEnd' ? textOf(e.result.messages.at(-1) as AssistantMessage) : ''))).toEqual(['three', 'one two'])
+    // Interleaved: the second run's deltas arrive between the first run's.
+    const deltas = events.flatMap((e) => (e.type === 'messageUpdate' && e.chunk.type === 'textDelta' ? [e.chunk.text] : []))
+    expect(deltas).toEqual(['one ', 'three', 'two'])
+    expect(events.filter((e) => e.type === 'turnEnd')).toHaveLength(2)
   })
 })

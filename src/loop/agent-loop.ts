@@ -1,21 +1,11 @@
 /**
  * The agent loop: prompts in, a cold Observable of events out. Each turn is
- * the composition of the stages in `operators/`; this file only wires them
- * and decides, between turns, whether another one follows.
+ * the composition of the stages in `operators/` (configured for a run in
+ * `run-stages.ts`); this file only wires them and decides, between turns,
+ * whether another one follows.
  */
 import { asyncScheduler, defer, NEVER, Observable, type SchedulerLike, type Subscriber } from 'rxjs'
-import { decideContinuation } from '../../operators/decide-continuation.js'
-import { dispatchTools } from '../../operators/dispatch-tools.js'
-import { endTurn } from '../../operators/end-turn.js'
-import { pollFollowUp } from '../../operators/poll-follow-up.js'
-import { pollSteering } from '../../operators/poll-steering.js'
-import { postLoopPolicy } from '../../operators/post-loop-policy.js'
-import { postTurnPolicy } from '../../operators/post-turn-policy.js'
-import { preTurnPolicy } from '../../operators/pre-turn-policy.js'
-import { startTurn } from '../../operators/start-turn.js'
-import { streamLlm } from '../../operators/stream-llm.js'
 import type { ConvertToLlm, ModelRoute, OverflowRecovery, RetryOptions, ToolExecution, TransformContext } from '../types/run-config.js'
-import { transformContext } from '../../operators/transform-context.js'
 import type { ApproveTool } from '../policy/approval.js'
 import type { Policies } from '../policy/policy.js'
 import { initialState, isTurnState, nextState, runMessages, type AgentContext, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
@@ -29,13 +19,13 @@ import type { AgentTool } from '../types/tool.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
 import { MessageQueue, type MessageSource, type QueueMode } from './message-queue.js'
 import { runTurns, type AfterTurn } from './run-turns.js'
+import { DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE, turnStages } from './run-stages.js'
 import { linked } from '../rx/linked-observer.js'
 import { validTranscript } from '../types/settle.js'
 import { eventsTo, type EventRelay, type EventSink } from '../turn/event-relay.js'
 import { resident, unused } from '../rx/resident.js'
 
-/** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
-export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 128
+export { DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE }
 
 /** Everything a run needs besides its context. */
 export interface AgentLoopConfig {
@@ -178,37 +168,26 @@ export function defaultTurn(s: TurnStages): TurnOperator {
   )
 }
 
-/** An Observable that emits once when `signal` aborts (at once if it already has). */
-function aborted(signal: AbortSignal): Observable<void> {
-  return new Observable<void>((subscriber) => {
-    if (signal.aborted) {
-      subscriber.next()
-      return
-    }
-    const onAbort = (): void => subscriber.next()
-    signal.addEventListener('abort', onAbort, { once: true })
-    return () => signal.removeEventListener('abort', onAbort)
-  })
-}
-
 /**
- * The run's events out; its last state ends it. A class, so that its per-token
- * `next` keeps its optimized code (see `linked`); a relay of events (see
- * `event-relay.ts`).
+ * The run's events out; its last state ends it with `agentEnd`. A class, so
+ * that its per-token `next` keeps its optimized code (see `linked`); a relay
+ * of events (see `event-relay.ts`).
  */
 class RunOutput implements EventRelay {
   readonly eventsTo: EventSink
 
-  constructor(
-    subscriber: Subscriber<AgentEvent>,
-    private readonly finish: (state: TurnState) => void,
-  ) {
+  constructor(private readonly subscriber: Subscriber<AgentEvent>) {
     this.eventsTo = eventsTo(subscriber)
   }
 
   next(item: TurnItem): void {
     if (isTurnState(item)) this.finish(item)
     else this.eventsTo.next(item)
+  }
+
+  finish(state: TurnState): void {
+    this.subscriber.next({ type: 'agentEnd', result: resultOf(state) })
+    this.subscriber.complete()
   }
 }
 
@@ -225,6 +204,37 @@ function resultOf(state: TurnState): AgentResult {
   }
 }
 
+/** What follows a turn under `config` (see `runTurns`): its own scope, so that a run's other locals are not kept with it. */
+function afterTurn(config: AgentLoopConfig): (state: TurnState) => AfterTurn {
+  const maxTurns = config.maxTurns ?? Number.POSITIVE_INFINITY
+  return (state) => {
+    if (state.stop !== undefined || state.continuation !== 'next') return { end: state }
+    if (config.signal?.aborted === true) {
+      return { end: nextState(state, { stop: { reason: 'aborted', message: 'the run was aborted between turns' } }) }
+    }
+    if (state.turnIndex + 1 >= maxTurns) {
+      return { end: nextState(state, { stop: { reason: 'maxTurns', message: `stopped after ${maxTurns} turns (maxTurns)` } }) }
+    }
+    // What belonged to the finished turn is cleared.
+    return {
+      next: nextState(state, {
+        turnIndex: state.turnIndex + 1,
+        started: false,
+        toolResults: [],
+        forceNextTurn: false,
+        assistant: undefined,
+        llmMessages: undefined,
+        continuation: undefined,
+      }),
+    }
+  }
+}
+
+/** A run's queue of `source` (none without a source: nothing to buffer or poll). */
+function queueOf(source: MessageSource | undefined, mode: QueueMode | undefined, name: string, scheduler: SchedulerLike, label: string): MessageQueue | undefined {
+  return source === undefined ? undefined : new MessageQueue(source, mode, name, () => scheduler.now(), label)
+}
+
 /**
  * The context with its transcript made valid (see `repairTranscript`): once
  * per run, so that a transcript from outside (restored, edited) reaches no
@@ -236,98 +246,31 @@ export function repaired(context: AgentContext): AgentContext {
 }
 
 /**
- * A run over `context` (already decoded and repaired) with `prompts`. With
- * `answer`, the first turn is a resumed one: its answer is `answer` (its tool
- * calls are dispatched without a model call; see `agentLoopResume`).
+ * A run over `context` (already decoded; repaired at each subscription with
+ * `repair`, else already) with `prompts`. With `answer`, the first turn is a
+ * resumed one: its answer is `answer` (its tool calls are dispatched without
+ * a model call; see `agentLoopResume`).
  */
-export function runLoop(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig, answer?: AssistantMessage): Observable<AgentEvent> {
-  return defer(() => {
+export function runLoop(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig, answer?: AssistantMessage, repair = false): Observable<AgentEvent> {
+  // One Observable per run, no `defer` around it: a throw while the run is set up errors the subscriber as well.
+  return new Observable<AgentEvent>((subscriber) => {
     const scheduler = config.scheduler ?? asyncScheduler
-    const steering = new MessageQueue(config.steering, config.steeringMode, 'steering', () => scheduler.now(), 'steering source')
-    const followUp = new MessageQueue(config.followUp, config.followUpMode, 'followUp', () => scheduler.now(), 'follow-up source')
-    const abort$ = config.signal === undefined ? undefined : aborted(config.signal)
-    const abortOption = abort$ === undefined ? {} : { abort: abort$ }
-    const policies = config.policies ?? {}
-    const stages: TurnStages = {
-      preTurnPolicy: preTurnPolicy(policies.preTurn, abortOption),
-      startTurn: startTurn(),
-      transformContext: transformContext({
-        ...(config.transformContext === undefined ? {} : { transform: config.transformContext }),
-        ...(config.convertToLlm === undefined ? {} : { convertToLlm: config.convertToLlm }),
-        ...abortOption,
-      }),
-      streamLlm: streamLlm({
-        streamFn: config.streamFn,
-        scheduler,
-        ...(config.streamOptions === undefined ? {} : { options: config.streamOptions }),
-        ...(config.retry === undefined ? {} : { retry: config.retry }),
-        ...(config.fallback === undefined ? {} : { fallback: config.fallback }),
-        ...(config.recoverOverflow === undefined ? {} : { recoverOverflow: config.recoverOverflow }),
-        ...abortOption,
-        ...(config.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: config.maxArgumentDepth }),
-      }),
-      dispatchTools: dispatchTools({
-        scheduler,
-        ...(policies.preDispatch === undefined ? {} : { preDispatch: policies.preDispatch }),
-        ...(config.approveTool === undefined ? {} : { approveTool: config.approveTool }),
-        ...(config.approvalRequired === undefined ? {} : { approvalRequired: config.approvalRequired }),
-        ...(config.toolExecution === undefined ? {} : { execution: config.toolExecution }),
-        ...(config.toolTimeoutMs === undefined ? {} : { toolTimeoutMs: config.toolTimeoutMs }),
-        maxCallsPerMessage: config.maxToolCallsPerMessage ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE,
-        ...abortOption,
-        ...(config.steeringDelivery === 'interrupt' ? { interruptOnSteering: steering.poll } : {}),
-      }),
-      endTurn: endTurn(),
-      postTurnPolicy: postTurnPolicy(policies.postTurn, abortOption),
-      pollSteering: pollSteering(steering.poll),
-      decideContinuation: decideContinuation(),
-      postLoopPolicy: postLoopPolicy(policies.postLoop, abortOption),
-      pollFollowUp: pollFollowUp(followUp.poll),
-      abort: abort$ ?? NEVER,
-    }
-    const turn = (config.turn ?? defaultTurn)(stages)
-    const maxTurns = config.maxTurns ?? Number.POSITIVE_INFINITY
-
-    const after = (state: TurnState): AfterTurn => {
-      if (state.stop !== undefined || state.continuation !== 'next') return { end: state }
-      if (config.signal?.aborted === true) {
-        return { end: nextState(state, { stop: { reason: 'aborted', message: 'the run was aborted between turns' } }) }
-      }
-      if (state.turnIndex + 1 >= maxTurns) {
-        return { end: nextState(state, { stop: { reason: 'maxTurns', message: `stopped after ${maxTurns} turns (maxTurns)` } }) }
-      }
-      // What belonged to the finished turn is cleared.
-      return {
-        next: nextState(state, {
-          turnIndex: state.turnIndex + 1,
-          started: false,
-          toolResults: [],
-          forceNextTurn: false,
-          assistant: undefined,
-          llmMessages: undefined,
-          continuation: undefined,
-        }),
-      }
-    }
-
-    const initial = initialState(context, config.model, prompts, emptyUsage, emptyCost)
+    const steering = queueOf(config.steering, config.steeringMode, 'steering', scheduler, 'steering source')
+    const followUp = queueOf(config.followUp, config.followUpMode, 'followUp', scheduler, 'follow-up source')
+    const turn = (config.turn ?? defaultTurn)(turnStages(config, scheduler, steering, followUp))
+    const initial = initialState(repair ? repaired(context) : context, config.model, prompts, emptyUsage, emptyCost)
     const first = answer === undefined ? initial : nextState(initial, { assistant: answer })
     // agentStart is emitted here rather than with `concat`: a concat would add a layer every event of the run passes through.
-    return new Observable<AgentEvent>((subscriber) => {
-      subscriber.next({ type: 'agentStart' })
-      if (subscriber.closed) return
-      const connections = [steering.connect(), followUp.connect()]
-      const finish = (state: TurnState): void => {
-        subscriber.next({ type: 'agentEnd', result: resultOf(state) })
-        subscriber.complete()
-      }
-      if (config.signal?.aborted === true) {
-        finish(nextState(first, { stop: { reason: 'aborted', message: 'the run was aborted before it started' } }))
-        return () => connections.forEach((c) => c?.unsubscribe())
-      }
-      subscriber.add(() => connections.forEach((c) => c?.unsubscribe()))
-      runTurns(first, turn, after, { checkProtocol: true }).subscribe(linked<TurnItem>(subscriber, new RunOutput(subscriber, finish)))
-    })
+    subscriber.next({ type: 'agentStart' })
+    if (subscriber.closed) return
+    if (steering !== undefined) subscriber.add(steering.connect())
+    if (followUp !== undefined) subscriber.add(followUp.connect())
+    const output = new RunOutput(subscriber)
+    if (config.signal?.aborted === true) {
+      output.finish(nextState(first, { stop: { reason: 'aborted', message: 'the run was aborted before it started' } }))
+      return
+    }
+    runTurns(first, turn, afterTurn(config), { checkProtocol: true }).subscribe(linked<TurnItem>(subscriber, output))
   })
 }
 
@@ -350,7 +293,7 @@ export function agentLoop(prompts: PromptInput, context: AgentContext, config: A
   const now = (config.scheduler ?? asyncScheduler).now()
   const list = decodePrompts(prompts, 'agentLoop', now)
   const decoded = decodeContext(context, 'agentLoop', now)
-  return defer(() => runLoop(repaired(decoded), list, config))
+  return runLoop(decoded, list, config, undefined, true)
 }
 
 /** An answer that did not finish (`aborted`, `error`): continuing asks the model again. */
@@ -381,5 +324,5 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
 // Hidden classes that outlive a run (see `resident`): the run's output, and what RxJS builds when
 // an app subscribes to a run with an observer (a SafeSubscriber and its ConsumerObserver, which
 // every event passes through).
-resident(new RunOutput(unused, unused))
+resident(new RunOutput(unused))
 resident(NEVER.subscribe({ next: () => undefined }))

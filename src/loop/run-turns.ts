@@ -51,7 +51,7 @@ export function runTurns(
   return new Observable<TurnItem>((subscriber) => {
     const runner = new TurnRunner(subscriber, first, after, checked)
     // `states` never completes: the run ends when a turn's state says so.
-    withLedger(runner.ledger, () => turn(runner.states.asObservable()).subscribe(linked<TurnItem>(subscriber, runner)))
+    withLedger(runner, () => turn(runner.states.asObservable()).subscribe(linked<TurnItem>(subscriber, runner)))
     runner.feedQueued()
   })
 }
@@ -60,12 +60,14 @@ export function runTurns(
  * One run of {@link runTurns}: feeds the states and handles what the pipeline
  * emits. A class rather than closures: every streamed token passes through
  * `next`, and a prototype method keeps its optimized code from run to run
- * (see `linked`). A relay of events (see `event-relay.ts`).
+ * (see `linked`). A relay of events (see `event-relay.ts`), and the run's
+ * ledger (see `turn-protocol.ts`).
  */
-class TurnRunner implements EventRelay {
+class TurnRunner implements EventRelay, TurnLedger {
   /** A Subject, so that a pipeline may subscribe to the states more than once (a partition). */
   readonly states = new Subject<TurnItem>()
-  readonly ledger: TurnLedger
+  held = 0
+  lastStage: string | undefined = undefined
   readonly eventsTo: EventSink
   /** The turn whose state is in the pipeline, if any. */
   private inFlight: number | undefined
@@ -78,20 +80,17 @@ class TurnRunner implements EventRelay {
     private readonly checked: boolean,
   ) {
     this.eventsTo = eventsTo(subscriber)
-    this.ledger = {
-      held: 0,
-      lastStage: undefined,
-      settle: () => {
-        // While feeding, the feed loop checks once `states.next` returns.
-        if (!this.feeding) this.checkHeld()
-      },
-    }
+  }
+
+  /** The ledger's: an asynchronous inner passed the state on. While feeding, the feed loop checks once `states.next` returns. */
+  settle(): void {
+    if (!this.feeding) this.checkHeld()
   }
 
   /** After the work a state set off has returned: a state neither out nor held by a stage was dropped. */
   private checkHeld(): void {
-    const { ledger, inFlight, subscriber } = this
-    if (this.checked && inFlight !== undefined && ledger.held <= 0 && !subscriber.closed) subscriber.error(droppedState(inFlight, ledger))
+    const { inFlight, subscriber } = this
+    if (this.checked && inFlight !== undefined && this.held <= 0 && !subscriber.closed) subscriber.error(droppedState(inFlight, this))
   }
 
   feedQueued(): void {
@@ -101,8 +100,8 @@ class TurnRunner implements EventRelay {
       const state: TurnState = this.queued
       this.queued = undefined
       this.inFlight = state.turnIndex
-      this.ledger.held = 0
-      this.ledger.lastStage = undefined
+      this.held = 0
+      this.lastStage = undefined
       this.states.next(state)
       this.checkHeld()
     }
@@ -122,11 +121,11 @@ class TurnRunner implements EventRelay {
   private onState(item: TurnState): void {
     const subscriber = this.subscriber
     if (this.inFlight !== item.turnIndex) {
-      subscriber.error(secondState(item.turnIndex, this.inFlight, this.ledger))
+      subscriber.error(secondState(item.turnIndex, this.inFlight, this))
       return
     }
     this.inFlight = undefined
-    const violation = this.checked ? endOfTurnViolation(item, this.ledger) : undefined
+    const violation = this.checked ? endOfTurnViolation(item, this) : undefined
     if (violation !== undefined) {
       subscriber.error(violation)
       return

@@ -18,7 +18,7 @@
  *
  * Internal: not exported from the package.
  */
-import { config, Subscription, type Observer, type Subscriber } from 'rxjs'
+import { config, Subscription, UnsubscriptionError, type Observer, type Subscriber, type TeardownLogic } from 'rxjs'
 import { resident } from './resident.js'
 
 /**
@@ -59,6 +59,15 @@ interface ErrorSink {
  */
 export class LinkedObserver<T> extends Subscription implements Observer<T> {
   private stopped = false
+  /**
+   * The one linked observer or function added to this one, while it is the
+   * only thing ever added (see {@link LinkedObserver.add}); `up` is a linked
+   * observer's side of the link.
+   */
+  private down: LinkedObserver<unknown> | (() => void) | undefined = undefined
+  private up: LinkedObserver<unknown> | undefined = undefined
+  /** Something went to RxJS's own finalizer list: every later addition goes there too, in order. */
+  private listed = false
   constructor(
     /** What it calls, as methods of this object. */
     readonly handlers: LinkedHandlers<T>,
@@ -100,6 +109,73 @@ export class LinkedObserver<T> extends Subscription implements Observer<T> {
       this.unsubscribe()
     }
   }
+  /**
+   * As `Subscription.add`, except for the commonest cases on a run's path:
+   * the first and only thing added is another linked observer (the
+   * upstream's, in a chain of stages) or a teardown function (a source's).
+   * It is kept in a field instead of RxJS's finalizer list, which costs an
+   * array of 17 slots (152 bytes) per subscription; a second addition moves
+   * it to the list first, so teardown order is RxJS's.
+   *
+   * Measured (1,000 FANOUT runs of `agentLoop` alive at once, heap after a
+   * full GC while all wait for their first chunk): 14.1 → 12.7 KB per run
+   * for linked observers; a function too, 9.0 → 8.9 KB.
+   */
+  override add(teardown: TeardownLogic): void {
+    if (!this.listed && !this.closed && teardown !== undefined && teardown !== null && teardown !== this) {
+      const held = this.down
+      if (teardown instanceof LinkedObserver) {
+        if (teardown.closed || teardown.up === this) return
+        if (held === undefined && teardown.up === undefined) {
+          this.down = teardown
+          teardown.up = this
+          return
+        }
+      } else if (held === undefined && typeof teardown === 'function') {
+        this.down = teardown
+        return
+      }
+      if (held !== undefined) {
+        // A second addition: the one held joins RxJS's list first, in the order it came.
+        this.down = undefined
+        if (held instanceof LinkedObserver) held.up = undefined
+        super.add(held)
+      }
+      this.listed = true
+    }
+    super.add(teardown)
+  }
+
+  override remove(teardown: Exclude<TeardownLogic, void>): void {
+    if (teardown !== undefined && teardown === this.down) {
+      this.down = undefined
+      if (teardown instanceof LinkedObserver) teardown.up = undefined
+      return
+    }
+    super.remove(teardown)
+  }
+
+  override unsubscribe(): void {
+    if (this.closed) return
+    const { up, down } = this
+    if (up !== undefined) {
+      this.up = undefined
+      if (up.down === this) up.down = undefined
+    }
+    // Closes this one and runs RxJS's list (empty while something is held).
+    super.unsubscribe()
+    if (down === undefined) return
+    this.down = undefined
+    try {
+      if (down instanceof LinkedObserver) {
+        down.up = undefined
+        down.unsubscribe()
+      } else down()
+    } catch (error) {
+      throw new UnsubscriptionError(error instanceof UnsubscriptionError ? error.errors : [error])
+    }
+  }
+
   /** The sink's error (a sink that has already ended ignores it, as a stopped RxJS subscriber does); the source is dropped. */
   private route(error: unknown): void {
     this.stopped = true

@@ -40,7 +40,7 @@ export interface TurnLedger {
   /** The last stage that passed a state on (for the error messages). */
   lastStage: string | undefined
   /** Called by a stage after an asynchronous inner passed the state on: the work in progress has returned. */
-  readonly settle: () => void
+  settle(): void
 }
 
 let current: TurnLedger | undefined

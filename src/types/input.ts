@@ -210,21 +210,46 @@ export const MessagesInput = (now: number): t.Type<readonly AgentMessage[], unkn
     t.identity,
   )
 
+/**
+ * The time untimed messages get, while one of the codecs below decodes
+ * (decoding is synchronous; set and restored around it). The codecs a run's
+ * entry decodes with are built once, not per call: io-ts builds a codec's
+ * closures, key lists and bound `decode` at construction, and `agentLoop`
+ * decodes its prompts and context at every call. Measured (1,000 FANOUT runs
+ * of an empty answer, allocation sampled with collected objects included):
+ * 23.7 → 22.6 KB per run.
+ */
+let decodeTime = 0
+
+/** Runs `decode` with `now` as the time untimed messages get. */
+function decodedAt<A>(now: number, decode: () => A): A {
+  const outer = decodeTime
+  decodeTime = now
+  try {
+    return decode()
+  } finally {
+    decodeTime = outer
+  }
+}
+
+const isList = (u: unknown): u is readonly AgentMessage[] => Array.isArray(u)
+
+/** A list of prompts (strings are user messages), at {@link decodeTime}. */
+const PromptList = new t.Type<readonly AgentMessage[], unknown, unknown>(
+  'ReadonlyArray<string | AgentMessage>',
+  isList,
+  (u, c) => decodeList(u as unknown[], decodeTime, true, c, true),
+  t.identity,
+)
+
+/** One prompt as a list of one, at {@link decodeTime}. */
+const PromptOne = new t.Type<readonly AgentMessage[], unknown, unknown>('string | AgentMessage', isList, (u, c) => decodeList([u], decodeTime, true, c, false), t.identity)
+
 /** One prompt or message, or a list: paths start at `what` (or `whats` for a list). */
 function decodeOneOrMany(input: unknown, entry: string, now: number, what: string): readonly AgentMessage[] {
   const list = Array.isArray(input)
-  return decodeInput(
-    new t.Type<readonly AgentMessage[], unknown, unknown>(
-      list ? 'ReadonlyArray<string | AgentMessage>' : 'string | AgentMessage',
-      (u): u is readonly AgentMessage[] => Array.isArray(u),
-      (u, c) => decodeList(list ? (u as unknown[]) : [u], now, true, c, list),
-      t.identity,
-    ),
-    input,
-    entry,
-    list ? `${what}s` : what,
-    list ? `${what}s` : what,
-  )
+  const name = list ? `${what}s` : what
+  return decodedAt(now, () => decodeInput(list ? PromptList : PromptOne, input, entry, name, name))
 }
 
 /**
@@ -254,7 +279,7 @@ export function decodeMessage(input: unknown, entry: string, now: number): Agent
  * @throws InvalidInputError naming the path (`steering[0].content`).
  */
 export function decodeMessages(list: readonly unknown[], entry: string, what: string, root: string, now: number): readonly AgentMessage[] {
-  return decodeInput(MessagesInput(now), list, entry, what, root)
+  return decodedAt(now, () => decodeInput(MessagesNow, list, entry, what, root))
 }
 
 /** What a run works on, as the loop's entries decode it: a system prompt, a transcript, tools. */
@@ -270,6 +295,15 @@ export interface ContextInput {
  * @throws InvalidInputError naming the path (`messages[3].content`, `tools[0].execute`).
  */
 export function decodeContext<C extends ContextInput>(input: C, entry: string, now: number): C {
-  const codec = t.type({ systemPrompt: t.string, messages: MessagesInput(now), tools: AgentTools }, 'AgentContext')
-  return decodeInput(codec, input, entry, 'context') as C
+  return decodedAt(now, () => decodeInput(ContextCodec, input, entry, 'context') as C)
 }
+
+/** A transcript at {@link decodeTime}. */
+const MessagesNow = new t.Type<readonly AgentMessage[], unknown, unknown>(
+  'ReadonlyArray<AgentMessage>',
+  isList,
+  (u, c) => (Array.isArray(u) ? decodeList(u, decodeTime, false, c) : t.failure(u, c)),
+  t.identity,
+)
+
+const ContextCodec = t.type({ systemPrompt: t.string, messages: MessagesNow, tools: AgentTools }, 'AgentContext')

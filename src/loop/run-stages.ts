@@ -1,0 +1,104 @@
+/**
+ * The stages of one run's turn, configured from its `AgentLoopConfig` (see
+ * `TurnStages`), and the run's abort.
+ *
+ * Built at each subscription, because a run owns its steering and follow-up
+ * queues and `config.turn` may keep per-run state in what it builds. What
+ * depends on no option at all (`startTurn`, `endTurn`, `decideContinuation`,
+ * `pollFollowUp` without a source, `transformContext` without options) is
+ * one operator shared by every run: a stage keeps a run's state in its
+ * subscription, never in the operator. The policy stages without policies
+ * and `pollSteering` without a source are `identity`. Measured with 1,000
+ * FANOUT runs of `agentLoop` alive at once (heap after a full GC, per run):
+ * 12.7 → 9.7 KB with the shared stages and the run set up without closures
+ * that keep its stages, 8.4 → 8.2 KB without the steering stage, 8.2 → 7.9
+ * KB with the options filled in field by field.
+ *
+ * Internal: not exported from the package.
+ */
+import { NEVER, Observable, type SchedulerLike } from 'rxjs'
+import { decideContinuation } from '../../operators/decide-continuation.js'
+import { dispatchTools, type DispatchToolsOptions } from '../../operators/dispatch-tools.js'
+import { endTurn } from '../../operators/end-turn.js'
+import { pollFollowUp } from '../../operators/poll-follow-up.js'
+import { pollSteering } from '../../operators/poll-steering.js'
+import { postLoopPolicy } from '../../operators/post-loop-policy.js'
+import { postTurnPolicy } from '../../operators/post-turn-policy.js'
+import { preTurnPolicy } from '../../operators/pre-turn-policy.js'
+import { startTurn } from '../../operators/start-turn.js'
+import { streamLlm, type StreamLlmOptions } from '../../operators/stream-llm.js'
+import { transformContext, type TransformContextOptions } from '../../operators/transform-context.js'
+import type { AbortOption } from '../../operators/until-aborted.js'
+import type { Policies } from '../policy/policy.js'
+import type { AgentLoopConfig, TurnStages } from './agent-loop.js'
+import type { MessageQueue } from './message-queue.js'
+
+/** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
+export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 128
+
+/** An Observable that emits once when `signal` aborts (at once if it already has). */
+function aborted(signal: AbortSignal): Observable<void> {
+  return new Observable<void>((subscriber) => {
+    if (signal.aborted) {
+      subscriber.next()
+      return
+    }
+    const onAbort = (): void => subscriber.next()
+    signal.addEventListener('abort', onAbort, { once: true })
+    return () => signal.removeEventListener('abort', onAbort)
+  })
+}
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] }
+
+const noAbort: AbortOption = {}
+const noPolicies: Policies = {}
+
+/**
+ * The stages of a run under `config`: `steering` and `followUp` are the run's
+ * queues (none without a source). The stages' options are filled in field by
+ * field rather than spread from conditional literals: each spread of a
+ * `{}`-or-field literal is one more object per run.
+ */
+export function turnStages(config: AgentLoopConfig, scheduler: SchedulerLike, steering: MessageQueue | undefined, followUp: MessageQueue | undefined): TurnStages {
+  const abort$ = config.signal === undefined ? undefined : aborted(config.signal)
+  const abortOption: AbortOption = abort$ === undefined ? noAbort : { abort: abort$ }
+  const policies = config.policies ?? noPolicies
+
+  const context: Writable<TransformContextOptions> = {}
+  if (config.transformContext !== undefined) context.transform = config.transformContext
+  if (config.convertToLlm !== undefined) context.convertToLlm = config.convertToLlm
+  if (abort$ !== undefined) context.abort = abort$
+
+  const llm: Writable<StreamLlmOptions> = { streamFn: config.streamFn, scheduler }
+  if (config.streamOptions !== undefined) llm.options = config.streamOptions
+  if (config.retry !== undefined) llm.retry = config.retry
+  if (config.fallback !== undefined) llm.fallback = config.fallback
+  if (config.recoverOverflow !== undefined) llm.recoverOverflow = config.recoverOverflow
+  if (abort$ !== undefined) llm.abort = abort$
+  if (config.maxArgumentDepth !== undefined) llm.maxArgumentDepth = config.maxArgumentDepth
+
+  const tools: Writable<DispatchToolsOptions> = { scheduler, maxCallsPerMessage: config.maxToolCallsPerMessage ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE }
+  if (policies.preDispatch !== undefined) tools.preDispatch = policies.preDispatch
+  if (config.approveTool !== undefined) tools.approveTool = config.approveTool
+  if (config.approvalRequired !== undefined) tools.approvalRequired = config.approvalRequired
+  if (config.toolExecution !== undefined) tools.execution = config.toolExecution
+  if (config.toolTimeoutMs !== undefined) tools.toolTimeoutMs = config.toolTimeoutMs
+  if (abort$ !== undefined) tools.abort = abort$
+  if (steering !== undefined && config.steeringDelivery === 'interrupt') tools.interruptOnSteering = steering.poll
+
+  return {
+    preTurnPolicy: preTurnPolicy(policies.preTurn, abortOption),
+    startTurn: startTurn(),
+    transformContext: transformContext(context),
+    streamLlm: streamLlm(llm),
+    dispatchTools: dispatchTools(tools),
+    endTurn: endTurn(),
+    postTurnPolicy: postTurnPolicy(policies.postTurn, abortOption),
+    pollSteering: pollSteering(steering?.poll),
+    decideContinuation: decideContinuation(),
+    postLoopPolicy: postLoopPolicy(policies.postLoop, abortOption),
+    pollFollowUp: pollFollowUp(followUp?.poll),
+    abort: abort$ ?? NEVER,
+  }
+}
