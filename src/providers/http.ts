@@ -18,7 +18,11 @@ import { defaultMaxEventSize } from './sse.js'
 export interface HttpRequest {
   readonly url: string
   readonly headers: Readonly<Record<string, string>>
-  /** Serialized as JSON (by `streamFnOf`, before anything is sent). */
+  /**
+   * Serialized as JSON (by `streamFnOf`, before anything is sent); a built-in
+   * builder may hand it over already serialized, as a `JsonText` (whose
+   * `toJSON` gives the value back).
+   */
   readonly body: unknown
 }
 

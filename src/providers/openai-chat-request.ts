@@ -15,7 +15,7 @@ export { isRecord, type Json } from './json.js'
 import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
 import type { ModelSpec, ThinkingLevel } from '../types/model.js'
 import type { LlmRequest } from '../types/request.js'
-import { idSanitizer, prepareMessages } from './replay.js'
+import { idSanitizer, prepareMessage, replayedMessages } from './replay.js'
 
 /** A reasoning effort as the `reasoning_effort` parameter names it. */
 export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high'
@@ -257,43 +257,106 @@ export function sameModelId(a: string, b: string): boolean {
   return long.startsWith(`${short}-`) && /^(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$/.test(long.slice(short.length + 1))
 }
 
-/** The transcript as Chat Completions messages (without the system message). */
-export function openaiChatMessages(messages: readonly LlmMessage[], model: ModelSpec, compat: Compat = openaiCompat): Json[] {
-  const relabeled = messages.map((m) =>
-    m.role === 'assistant' && m.provider === model.provider && m.model !== model.modelId && sameModelId(m.model, model.modelId) ? { ...m, model: model.modelId } : m,
-  )
-  const prepared = prepareMessages(relabeled, { provider: model.provider, modelId: model.modelId, normalizeToolCallId: toolCallIdNormalizer(compat) })
-  const out: Json[] = []
-  // Images from the current run of tool results, sent once the run ends.
-  let pendingImages: Json[] = []
-  const pushUser = (wire: Json): void => {
-    if (compat.requiresAssistantAfterToolResult && out.at(-1)?.['role'] === 'tool') out.push({ role: 'assistant', content: 'I have the tool results.' })
+/**
+ * One replayed message's part of the Chat Completions transcript, in
+ * representation `T` (objects, or their JSON text): the message (`undefined`
+ * for an empty user or assistant message, which is not sent) and, for a tool
+ * result, the image parts it returned.
+ */
+export interface OpenAIWirePart<T> {
+  readonly role: 'tool' | 'user' | 'assistant'
+  readonly message: T | undefined
+  readonly images: readonly T[]
+}
+
+const noImages: readonly never[] = Object.freeze([])
+
+/**
+ * The part of one replayed message (see `replayedMessages`) for `model`,
+ * with tool-call ids rewritten by `normalize` (`toolCallIdNormalizer(compat)`).
+ * Depends on the message, `model.provider`, `model.modelId`, and the compat
+ * row's `toolCallIdStyle`, `toolCallIdMaxLength`, `requiresToolResultName`,
+ * `replayReasoning` and `reasoningField` only.
+ */
+export function openaiWirePart(message: LlmMessage, model: ModelSpec, compat: Compat, normalize: (id: string) => string): OpenAIWirePart<Json> {
+  const relabeled =
+    message.role === 'assistant' && message.provider === model.provider && message.model !== model.modelId && sameModelId(message.model, model.modelId)
+      ? { ...message, model: model.modelId }
+      : message
+  const m = prepareMessage(relabeled, { provider: model.provider, modelId: model.modelId, normalizeToolCallId: normalize })
+  if (m.role === 'toolResult') {
+    const wire: Json = { role: 'tool', tool_call_id: m.toolCallId, content: toolResultText(m) }
+    if (compat.requiresToolResultName) wire['name'] = m.toolName
+    const images: Json[] = []
+    for (const c of m.content) if (c.type === 'image') images.push(imagePart(c))
+    return { role: 'tool', message: wire, images }
+  }
+  if (m.role === 'user') {
+    const content = userContent(m.content)
+    return { role: 'user', message: content === undefined ? undefined : { role: 'user', content }, images: noImages }
+  }
+  return { role: 'assistant', message: assistantWire(m, m.provider === model.provider && m.model === model.modelId, compat), images: noImages }
+}
+
+/** What a server that wants an assistant message between tool results and a user message gets there. */
+export const toolResultsAcknowledged: Json = Object.freeze({ role: 'assistant', content: 'I have the tool results.' })
+
+/** The text block that opens the user message carrying the images of a run of tool results. */
+export const toolImagesIntro: Json = Object.freeze({ type: 'text', text: 'Images returned by the tool calls above:' })
+
+/**
+ * The transcript from its parts: tool results' images sent in a user message
+ * once their run ends, and, where the server wants one, an assistant message
+ * between tool results and a user message. `filler` is
+ * {@link toolResultsAcknowledged} and `imagesMessage` builds the images'
+ * user message, in representation `T`.
+ */
+export function openaiAssemble<T>(parts: Iterable<OpenAIWirePart<T>>, compat: Compat, filler: T, imagesMessage: (images: readonly T[]) => T): T[] {
+  const out: T[] = []
+  let lastRole: OpenAIWirePart<T>['role'] | undefined
+  let pending: T[] = []
+  const push = (role: OpenAIWirePart<T>['role'], wire: T): void => {
     out.push(wire)
+    lastRole = role
+  }
+  const pushUser = (wire: T): void => {
+    if (compat.requiresAssistantAfterToolResult && lastRole === 'tool') push('assistant', filler)
+    push('user', wire)
   }
   const flushImages = (): void => {
-    if (pendingImages.length === 0) return
-    pushUser({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages] })
-    pendingImages = []
+    if (pending.length === 0) return
+    pushUser(imagesMessage(pending))
+    pending = []
   }
-  for (const m of prepared) {
-    if (m.role === 'toolResult') {
-      const wire: Json = { role: 'tool', tool_call_id: m.toolCallId, content: toolResultText(m) }
-      if (compat.requiresToolResultName) wire['name'] = m.toolName
-      out.push(wire)
-      for (const c of m.content) if (c.type === 'image') pendingImages.push(imagePart(c))
+  for (const part of parts) {
+    if (part.role === 'tool') {
+      if (part.message !== undefined) push('tool', part.message)
+      for (const image of part.images) pending.push(image)
       continue
     }
     flushImages()
-    if (m.role === 'user') {
-      const content = userContent(m.content)
-      if (content !== undefined) pushUser({ role: 'user', content })
-    } else {
-      const wire = assistantWire(m, m.provider === model.provider && m.model === model.modelId, compat)
-      if (wire !== undefined) out.push(wire)
+    if (part.message !== undefined) {
+      if (part.role === 'user') pushUser(part.message)
+      else push('assistant', part.message)
     }
   }
   flushImages()
   return out
+}
+
+/** The transcript as Chat Completions messages (without the system message). */
+export function openaiChatMessages(messages: readonly LlmMessage[], model: ModelSpec, compat: Compat = openaiCompat): Json[] {
+  const normalize = toolCallIdNormalizer(compat)
+  const parts = replayedMessages(messages).map((m) => openaiWirePart(m, model, compat, normalize))
+  return openaiAssemble<Json>(parts, compat, { ...toolResultsAcknowledged }, (images) => ({ role: 'user', content: [{ ...toolImagesIntro }, ...images] }))
+}
+
+/** The system message of the body (`system`, or `developer` for reasoning models where the server takes it), if any. */
+export function openaiSystemMessage(request: LlmRequest, compat: Compat): Json | undefined {
+  if (request.systemPrompt.trim() === '') return undefined
+  const thinking = thinkingParams(request.model, compat)
+  const developer = compat.supportsDeveloperRole && (thinking.reasoning || isOpenAIReasoningModel(request.model.modelId))
+  return { role: developer ? 'developer' : 'system', content: request.systemPrompt }
 }
 
 /**
@@ -304,14 +367,17 @@ export function openaiChatMessages(messages: readonly LlmMessage[], model: Model
  * reasoning parameter only for thinking levels other than `off`.
  */
 export function openaiChatRequestBody(request: LlmRequest, settings: OpenAIChatRequestSettings = {}, compat: Compat = openaiCompat): Json {
+  const messages = openaiChatMessages(request.messages, request.model, compat)
+  const system = openaiSystemMessage(request, compat)
+  if (system !== undefined) messages.unshift(system)
+  return { model: request.model.modelId, messages, ...openaiChatBodyTail(request, settings, compat) }
+}
+
+/** The body's fields after `messages` (`stream` …), in the order they are sent. */
+export function openaiChatBodyTail(request: LlmRequest, settings: OpenAIChatRequestSettings, compat: Compat): Json {
   const { model, options } = request
-  const messages = openaiChatMessages(request.messages, model, compat)
   const thinking = thinkingParams(model, compat)
-  if (request.systemPrompt.trim() !== '') {
-    const developer = compat.supportsDeveloperRole && (thinking.reasoning || isOpenAIReasoningModel(model.modelId))
-    messages.unshift({ role: developer ? 'developer' : 'system', content: request.systemPrompt })
-  }
-  const body: Json = { model: model.modelId, messages, stream: true }
+  const body: Json = { stream: true }
   if (compat.supportsStreamOptionsUsage) body['stream_options'] = { include_usage: true }
   if (options?.maxTokens !== undefined) body[compat.maxTokensField] = options.maxTokens
   const reasoningModel = thinking.reasoning || isOpenAIReasoningModel(model.modelId)

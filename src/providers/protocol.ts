@@ -9,6 +9,7 @@ import type { LlmRequest, StreamFn } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
 import { httpBody, unserializableError, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
 import { redactError, secretsOf } from './redact.js'
+import { JsonText } from './wire-cache.js'
 import { SseDecoder, type SseDecoderOptions, type SseEvent } from './sse.js'
 
 /** Settings every provider takes. */
@@ -164,7 +165,7 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
       let body: string
       try {
         http = protocol.buildRequest(request, settings, apiKey)
-        body = JSON.stringify(http.body)
+        body = http.body instanceof JsonText ? http.body.text : JSON.stringify(http.body)
       } catch (error) {
         // Too deep (RangeError) or a BigInt or a cycle (TypeError), in JSON.stringify here or in a builder
         // that serializes tool arguments itself (OpenAI's): the body cannot be sent. The message is kept.
