@@ -4,12 +4,13 @@
  * `JSON.stringify(anthropicRequestBody(request, settings))`, without
  * converting and serializing the whole transcript again every turn.
  *
- * WIRE 50 tool turns, client CPU µs per delta, medians of 8 alternating
+ * WIRE 50 tool turns, client CPU µs per delta, medians of 10 alternating
  * rounds of `node --expose-gc bench/wire/worker.mjs rxagent <api> tools 10`
  * (the build before, then with this file, `openai-chat-request-text.ts` and
- * frozen tool results): Anthropic 53.4 → 54.3 (no change beyond the noise of
- * a loaded machine), OpenAI 67.3 → 55.9. Building the 51 bodies of that
- * conversation, UTF-8 encoding included, alone: 4.6 → 0.9 ms (min of 40).
+ * frozen tool results), on a loaded 2-core machine: Anthropic 60.4 → 57.2,
+ * OpenAI 62.7 → 51.8 (OpenAI's builder also serialized every tool call's
+ * arguments again each turn). Building the 51 bodies of that conversation,
+ * UTF-8 encoding included, alone: 4.6 → 0.9 ms (min of 40).
  */
 import type { LlmMessage } from '../types/message.js'
 import type { LlmRequest } from '../types/request.js'
