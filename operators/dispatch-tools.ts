@@ -5,6 +5,7 @@ import { linked } from '../src/rx/linked-observer.js'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import { answer, executionArgs, planCall, planWithoutAsking, type Planned, type Unplanned } from '../src/tools/plan-call.js'
 import { errorOutput, startTool } from '../src/tools/run-tool.js'
+import { deepFreeze } from '../src/types/deep-freeze.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
 import type { AgentTool, ToolOutput } from '../src/types/tool.js'
@@ -80,6 +81,23 @@ const cancelledText = {
  * result: --(sa sb)--eb--ea--(rr S')|  s: start, e: end, r: result message
  * ```
  */
+/**
+ * A tool result frozen all the way down, `details` too, as an Agent's state
+ * keeps it (its reducer freezes what enters and skips what is frozen): a
+ * transcript's messages cannot change, and the adapters cache the wire text
+ * of frozen messages (src/providers/wire-cache.ts; WIRE 50 tool turns, see
+ * that file). A value that cannot be frozen (a hostile proxy in `details`)
+ * leaves the message unfrozen, a copy, for an Agent to report as before.
+ */
+function frozenResult(message: ToolResultMessage): ToolResultMessage {
+  try {
+    deepFreeze(message)
+    return message
+  } catch {
+    return { ...message }
+  }
+}
+
 export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
   const concurrency = options.execution?.mode === 'sequential' ? 1 : (options.execution?.limit ?? Number.POSITIVE_INFINITY)
   return onTurnState(
@@ -190,20 +208,19 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
             startMore()
           })
 
-        /** The results, in call order, join the transcript. */
+        /** The results, in call order, join the transcript, frozen (see {@link frozenResult}). */
         const conclude = (): void => {
           const now = options.scheduler.now()
           const results = calls.map((call, i): ToolResultMessage => {
             const { output, isError } = outcomes[i] ?? { output: errorOutput('Tool call produced no result.'), isError: true }
-            return {
-              role: 'toolResult',
-              toolCallId: call.id,
-              toolName: call.name,
-              content: output.content,
-              isError,
-              timestamp: now,
-              ...(output.details === undefined ? {} : { details: output.details }),
-            }
+            const { id: toolCallId, name: toolName } = call
+            const content = output.content
+            const details: unknown = output.details
+            return frozenResult(
+              details === undefined
+                ? { role: 'toolResult', toolCallId, toolName, content, isError, timestamp: now }
+                : { role: 'toolResult', toolCallId, toolName, content, isError, timestamp: now, details },
+            )
           })
           for (const message of results) {
             subscriber.next({ type: 'messageStart', message })

@@ -3,6 +3,7 @@ import * as t from 'io-ts'
 import { concat, map, NEVER, Observable, tap, timer } from 'rxjs'
 import { agentLoop, type AgentLoopConfig } from '../src/loop/agent-loop.js'
 import { defineTool } from '../src/tools/define-tool.js'
+import { isFrozenMessage } from '../src/providers/wire-cache.js'
 import type { AgentEvent } from '../src/types/event.js'
 import type { AgentTool } from '../src/types/tool.js'
 import { chunk, reply, runAgentMarbles, scriptedModel, type ScriptedResponse } from '../marbles/index.js'
@@ -16,6 +17,13 @@ function loop(script: readonly ScriptedResponse[], tools: readonly AgentTool[], 
 const call = (id: string, name: string, args: Record<string, unknown> = {}) => ({ id, name, args })
 
 describe('tool turns', () => {
+  it('tool results join the transcript frozen with their content (the adapters cache the wire text of frozen messages)', () => {
+    const events = collect(loop([reply.toolCalls([call('c1', 'add', { a: 2, b: 3 })]), reply.text('ok')], [addTool]).run$)
+    const results = events.flatMap((e) => (e.type === 'messageEnd' && e.message.role === 'toolResult' ? [e.message] : []))
+    expect(results).toHaveLength(1)
+    expect(isFrozenMessage(results[0]!)).toBe(true)
+  })
+
   it('tool turn then text turn', () => {
     runAgentMarbles(({ expectTimeline }) => {
       const first = { a: chunk.start(), b: chunk.toolStart('c1', 'add'), c: chunk.args('c1', '{"a":2,"b":3}'), d: chunk.toolEnd('c1'), p: chunk.stop('toolUse') }

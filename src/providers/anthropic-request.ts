@@ -10,7 +10,7 @@ import type { AssistantContent, ImageContent, UserContent } from '../types/conte
 import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
 import type { ModelSpec, ThinkingLevel } from '../types/model.js'
 import type { LlmRequest } from '../types/request.js'
-import { idSanitizer, prepareMessages } from './replay.js'
+import { idSanitizer, prepareMessage, replayedMessages } from './replay.js'
 import { isRecord, metaPrefix, type Json } from './anthropic-decoder.js'
 
 /**
@@ -180,31 +180,68 @@ function toolResultBlock(result: ToolResultMessage): Block {
   }
 }
 
-interface WireMessage {
+/** One message of the API's transcript. */
+export interface AnthropicWireMessage {
   readonly role: 'user' | 'assistant'
   readonly content: Block[]
 }
 
-/** The transcript in the API's shape: alternating roles, no empty messages. */
-export function anthropicMessages(messages: readonly LlmMessage[], model: ModelSpec): WireMessage[] {
+/**
+ * One replayed message (see `replayedMessages`) in the API's shape, for
+ * `model`: its blocks, possibly none. Depends on the message and on
+ * `model.provider` and `model.modelId` only.
+ */
+export function anthropicWireMessage(message: LlmMessage, model: ModelSpec): AnthropicWireMessage {
   // A dated snapshot and its alias are the same model: its thinking signatures stay valid.
-  const relabeled = messages.map((m) =>
-    m.role === 'assistant' && m.provider === model.provider && m.model !== model.modelId && sameModelId(m.model, model.modelId) ? { ...m, model: model.modelId } : m,
-  )
-  const prepared = prepareMessages(relabeled, { provider: model.provider, modelId: model.modelId, normalizeToolCallId: normalizeAnthropicToolCallId })
-  const out: WireMessage[] = []
-  const push = (role: WireMessage['role'], content: Block[]): void => {
-    if (content.length === 0) return
+  const relabeled =
+    message.role === 'assistant' && message.provider === model.provider && message.model !== model.modelId && sameModelId(message.model, model.modelId)
+      ? { ...message, model: model.modelId }
+      : message
+  const m = prepareMessage(relabeled, { provider: model.provider, modelId: model.modelId, normalizeToolCallId: normalizeAnthropicToolCallId })
+  if (m.role === 'user') return { role: 'user', content: userBlocks(m.content) }
+  if (m.role === 'assistant') return { role: 'assistant', content: assistantBlocks(m, m.provider === model.provider) }
+  return { role: 'user', content: [toolResultBlock(m)] }
+}
+
+/** The transcript in the API's shape: alternating roles, no empty messages. */
+export function anthropicMessages(messages: readonly LlmMessage[], model: ModelSpec): AnthropicWireMessage[] {
+  const out: AnthropicWireMessage[] = []
+  for (const m of replayedMessages(messages)) {
+    const { role, content } = anthropicWireMessage(m, model)
+    if (content.length === 0) continue
     const last = out.at(-1)
     if (last?.role === role) last.content.push(...content)
     else out.push({ role, content })
   }
-  for (const m of prepared) {
-    if (m.role === 'user') push('user', userBlocks(m.content))
-    else if (m.role === 'assistant') push('assistant', assistantBlocks(m, m.provider === model.provider))
-    else push('user', [toolResultBlock(m)])
-  }
   return out
+}
+
+/** The `cache_control` value of `options.cacheRetention` (default `short`); `undefined` for `none`. */
+export function anthropicCacheControl(options: LlmRequest['options']): Json | undefined {
+  const retention = options?.cacheRetention ?? 'short'
+  return retention === 'none' ? undefined : retention === 'long' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' }
+}
+
+/** The body's fields before `messages` (`model` … `system`) and after it (`tools` …), in the order they are sent. */
+export function anthropicBodyFields(request: LlmRequest, settings: AnthropicRequestSettings, cache: Json | undefined): { readonly head: Json; readonly tail: Json } {
+  const { model, options } = request
+  const head: Json = { model: model.modelId, ...generationParams(model, options, settings), stream: true }
+  if (request.systemPrompt.trim() !== '') {
+    head['system'] = cache === undefined ? request.systemPrompt : [{ type: 'text', text: request.systemPrompt, cache_control: cache }]
+  }
+  const tail: Json = {}
+  if (request.tools.length > 0) {
+    tail['tools'] = request.tools.map((tool, i) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.parameters,
+      ...(cache !== undefined && i === request.tools.length - 1 ? { cache_control: cache } : {}),
+    }))
+  }
+  if (options?.stopSequences !== undefined && options.stopSequences.length > 0) tail['stop_sequences'] = [...options.stopSequences]
+  const userId = options?.metadata?.['userId']
+  if (typeof userId === 'string' && userId !== '') tail['metadata'] = { user_id: userId }
+  return { head, tail }
 }
 
 /**
@@ -214,30 +251,13 @@ export function anthropicMessages(messages: readonly LlmMessage[], model: ModelS
  * (`long` adds `ttl: '1h'`, `none` marks nothing).
  */
 export function anthropicRequestBody(request: LlmRequest, settings: AnthropicRequestSettings = {}): Json {
-  const { model, options } = request
-  const retention = options?.cacheRetention ?? 'short'
-  const cache: Json | undefined = retention === 'none' ? undefined : retention === 'long' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' }
-  const messages = anthropicMessages(request.messages, model)
+  const cache = anthropicCacheControl(request.options)
+  const messages = anthropicMessages(request.messages, request.model)
   if (cache !== undefined) {
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')
     const lastBlock = lastUser?.content.at(-1)
     if (lastUser !== undefined && lastBlock !== undefined) lastUser.content[lastUser.content.length - 1] = { ...lastBlock, cache_control: cache }
   }
-  const body: Json = { model: model.modelId, ...generationParams(model, options, settings), stream: true }
-  if (request.systemPrompt.trim() !== '') {
-    body['system'] = cache === undefined ? request.systemPrompt : [{ type: 'text', text: request.systemPrompt, cache_control: cache }]
-  }
-  body['messages'] = messages
-  if (request.tools.length > 0) {
-    body['tools'] = request.tools.map((tool, i) => ({
-      name: tool.name,
-      description: tool.description,
-      input_schema: tool.parameters,
-      ...(cache !== undefined && i === request.tools.length - 1 ? { cache_control: cache } : {}),
-    }))
-  }
-  if (options?.stopSequences !== undefined && options.stopSequences.length > 0) body['stop_sequences'] = [...options.stopSequences]
-  const userId = options?.metadata?.['userId']
-  if (typeof userId === 'string' && userId !== '') body['metadata'] = { user_id: userId }
-  return body
+  const { head, tail } = anthropicBodyFields(request, settings, cache)
+  return { ...head, messages, ...tail }
 }

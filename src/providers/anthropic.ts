@@ -15,7 +15,8 @@ import type { ProviderError } from '../types/provider-error.js'
 import { excerpt, httpError, parseJsonBody } from './errors.js'
 import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
 import { ANTHROPIC, AnthropicDecoder, anthropicErrorKind, isRecord } from './anthropic-decoder.js'
-import { anthropicRequestBody, type AnthropicRequestSettings } from './anthropic-request.js'
+import { type AnthropicRequestSettings } from './anthropic-request.js'
+import { anthropicRequestText } from './anthropic-request-text.js'
 
 export { AnthropicDecoder, anthropicChunksFromJson, anthropicMessageFromJson, anthropicStopReason, anthropicErrorKind } from './anthropic-decoder.js'
 export {
@@ -88,7 +89,7 @@ export const anthropicProtocol: WireProtocol<AnthropicSettings> = {
         ...(betas.length === 0 ? {} : { 'anthropic-beta': betas.join(',') }),
         ...(apiKey === undefined ? {} : { 'x-api-key': apiKey }),
       },
-      body: anthropicRequestBody(request, settings),
+      body: anthropicRequestText(request, settings),
     }
   },
   decoder: () => new AnthropicDecoder(),

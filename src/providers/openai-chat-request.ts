@@ -15,116 +15,15 @@ export { isRecord, type Json } from './json.js'
 import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
 import type { ModelSpec, ThinkingLevel } from '../types/model.js'
 import type { LlmRequest } from '../types/request.js'
-import { idSanitizer, prepareMessages } from './replay.js'
+import { prepareMessage, replayedMessages } from './replay.js'
+import { openaiCompat, toolCallIdNormalizer, type Compat, type ReasoningEffort } from './openai-chat-compat.js'
 
-/** A reasoning effort as the `reasoning_effort` parameter names it. */
-export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high'
-
-/**
- * How a server differs from api.openai.com. Plain data: one row per known
- * server in `openai-compatible.ts`, overridable field by field.
- */
-export interface Compat {
-  /** Whether `stream_options: {include_usage: true}` is sent (some servers reject unknown fields). */
-  readonly supportsStreamOptionsUsage: boolean
-  /** The field that caps the answer's length (`options.maxTokens`). */
-  readonly maxTokensField: 'max_tokens' | 'max_completion_tokens'
-  /** Whether reasoning models get the system prompt as a `developer` message. */
-  readonly supportsDeveloperRole: boolean
-  /** The delta field streamed reasoning text arrives in, and the assistant field it is replayed in. Both fields are read either way. */
-  readonly reasoningField: 'reasoning_content' | 'reasoning'
-  /** Whether the writing model's reasoning is sent back on its own assistant messages (DeepSeek rejects it; most servers ignore it). */
-  readonly replayReasoning: boolean
-  /**
-   * How a thinking level is requested: `reasoning_effort` (the parameter),
-   * `openrouter` (`reasoning: {effort}`), `thinking_type` (`thinking:
-   * {type: 'enabled'}`, DeepSeek), `chat_template_kwargs`
-   * (`{enable_thinking}`, Qwen-style templates on vLLM and llama.cpp), or
-   * `none` (the model decides; nothing is sent).
-   */
-  readonly thinkingParam: 'reasoning_effort' | 'openrouter' | 'thinking_type' | 'chat_template_kwargs' | 'none'
-  /** The efforts the server accepts, lowest first; a level maps to the nearest accepted one at or above it (`xhigh` → the highest). */
-  readonly reasoningEfforts: readonly ReasoningEffort[]
-  /** Where the final usage is reported: the standard `usage` field, or Groq's `x_groq.usage` (both are read either way; this one wins). */
-  readonly usageLocation: 'standard' | 'x_groq'
-  /** Whether `completion_tokens` counts reasoning tokens (xAI's does not). A `total_tokens` that says otherwise wins. */
-  readonly completionTokensIncludeReasoning: boolean
-  /** Longest tool-call id the server accepts. */
-  readonly toolCallIdMaxLength: number
-  /** `word`: `[a-zA-Z0-9_-]`, shortened with a hash when too long; `alphanumeric9`: exactly 9 of `[a-zA-Z0-9]` (Mistral), hash-mapped. */
-  readonly toolCallIdStyle: 'word' | 'alphanumeric9'
-  /** Whether `tool` messages must carry the tool's `name` (Mistral). */
-  readonly requiresToolResultName: boolean
-  /** Whether a user message may not directly follow a `tool` message (an assistant message is inserted between). */
-  readonly requiresAssistantAfterToolResult: boolean
-  /** Whether tool definitions may carry `strict` (sent only when the settings ask for strict tools). */
-  readonly supportsStrictTools: boolean
-  /** Whether `prompt_cache_key` (from `options.sessionId`) and `prompt_cache_retention` are sent. */
-  readonly supportsPromptCacheKey: boolean
-  /** Whether `temperature` may be sent together with a reasoning effort (OpenAI reasoning models reject it). */
-  readonly temperatureWithReasoning: boolean
-  /** The API's base URL including the version path (e.g. `https://api.groq.com/openai/v1`); a local server's usual address. */
-  readonly defaultBaseUrl?: string
-  /** Environment variables holding the key, in order of preference. */
-  readonly apiKeyEnv: readonly string[]
-  /** Whether a call without a key fails at once. */
-  readonly requiresApiKey: boolean
-}
-
-/** api.openai.com itself. */
-export const openaiCompat: Compat = Object.freeze({
-  supportsStreamOptionsUsage: true,
-  maxTokensField: 'max_completion_tokens',
-  supportsDeveloperRole: true,
-  reasoningField: 'reasoning_content',
-  replayReasoning: false,
-  thinkingParam: 'reasoning_effort',
-  reasoningEfforts: Object.freeze(['minimal', 'low', 'medium', 'high'] as const),
-  usageLocation: 'standard',
-  completionTokensIncludeReasoning: true,
-  toolCallIdMaxLength: 40,
-  toolCallIdStyle: 'word',
-  requiresToolResultName: false,
-  requiresAssistantAfterToolResult: false,
-  supportsStrictTools: true,
-  supportsPromptCacheKey: true,
-  temperatureWithReasoning: false,
-  defaultBaseUrl: 'https://api.openai.com/v1',
-  apiKeyEnv: Object.freeze(['OPENAI_API_KEY']),
-  requiresApiKey: true,
-})
+export { alphanumeric9ToolCallId, openaiCompat, toolCallIdNormalizer, type Compat, type ReasoningEffort } from './openai-chat-compat.js'
 
 /** What the request body depends on besides the request and the compat row. */
 export interface OpenAIChatRequestSettings {
   /** Sends tool definitions with `strict: true` where the server takes it (schemas must then meet OpenAI's strict rules). Default false. */
   readonly strictTools?: boolean
-}
-
-/** Two independent 32-bit FNV-1a hashes of `value`, as one number below 2^53. */
-function hash53(value: string): number {
-  let a = 0x811c9dc5
-  let b = 0x050c5d1f
-  for (let i = 0; i < value.length; i++) {
-    const c = value.charCodeAt(i)
-    a = Math.imul(a ^ c, 0x01000193)
-    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15)
-  }
-  return ((a >>> 0) % 2 ** 21) * 2 ** 32 + (b >>> 0)
-}
-
-/**
- * A Mistral tool-call id: exactly 9 characters of `[a-zA-Z0-9]`. Ids that
- * already fit are kept; others map to a 9-character hash of the whole id,
- * so that two ids stay distinct (36^9 ≈ 10^14 values).
- */
-export function alphanumeric9ToolCallId(id: string): string {
-  if (/^[a-zA-Z0-9]{9}$/.test(id)) return id
-  return hash53(id).toString(36).slice(-9).padStart(9, '0')
-}
-
-/** The tool-call id rewriter a compat row asks for. */
-export function toolCallIdNormalizer(compat: Compat): (id: string) => string {
-  return compat.toolCallIdStyle === 'alphanumeric9' ? alphanumeric9ToolCallId : idSanitizer(/a-zA-Z0-9_-/, compat.toolCallIdMaxLength)
 }
 
 const effortOrder: readonly ReasoningEffort[] = ['minimal', 'low', 'medium', 'high']
@@ -257,43 +156,106 @@ export function sameModelId(a: string, b: string): boolean {
   return long.startsWith(`${short}-`) && /^(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$/.test(long.slice(short.length + 1))
 }
 
-/** The transcript as Chat Completions messages (without the system message). */
-export function openaiChatMessages(messages: readonly LlmMessage[], model: ModelSpec, compat: Compat = openaiCompat): Json[] {
-  const relabeled = messages.map((m) =>
-    m.role === 'assistant' && m.provider === model.provider && m.model !== model.modelId && sameModelId(m.model, model.modelId) ? { ...m, model: model.modelId } : m,
-  )
-  const prepared = prepareMessages(relabeled, { provider: model.provider, modelId: model.modelId, normalizeToolCallId: toolCallIdNormalizer(compat) })
-  const out: Json[] = []
-  // Images from the current run of tool results, sent once the run ends.
-  let pendingImages: Json[] = []
-  const pushUser = (wire: Json): void => {
-    if (compat.requiresAssistantAfterToolResult && out.at(-1)?.['role'] === 'tool') out.push({ role: 'assistant', content: 'I have the tool results.' })
+/**
+ * One replayed message's part of the Chat Completions transcript, in
+ * representation `T` (objects, or their JSON text): the message (`undefined`
+ * for an empty user or assistant message, which is not sent) and, for a tool
+ * result, the image parts it returned.
+ */
+export interface OpenAIWirePart<T> {
+  readonly role: 'tool' | 'user' | 'assistant'
+  readonly message: T | undefined
+  readonly images: readonly T[]
+}
+
+const noImages: readonly never[] = Object.freeze([])
+
+/**
+ * The part of one replayed message (see `replayedMessages`) for `model`,
+ * with tool-call ids rewritten by `normalize` (`toolCallIdNormalizer(compat)`).
+ * Depends on the message, `model.provider`, `model.modelId`, and the compat
+ * row's `toolCallIdStyle`, `toolCallIdMaxLength`, `requiresToolResultName`,
+ * `replayReasoning` and `reasoningField` only.
+ */
+export function openaiWirePart(message: LlmMessage, model: ModelSpec, compat: Compat, normalize: (id: string) => string): OpenAIWirePart<Json> {
+  const relabeled =
+    message.role === 'assistant' && message.provider === model.provider && message.model !== model.modelId && sameModelId(message.model, model.modelId)
+      ? { ...message, model: model.modelId }
+      : message
+  const m = prepareMessage(relabeled, { provider: model.provider, modelId: model.modelId, normalizeToolCallId: normalize })
+  if (m.role === 'toolResult') {
+    const wire: Json = { role: 'tool', tool_call_id: m.toolCallId, content: toolResultText(m) }
+    if (compat.requiresToolResultName) wire['name'] = m.toolName
+    const images: Json[] = []
+    for (const c of m.content) if (c.type === 'image') images.push(imagePart(c))
+    return { role: 'tool', message: wire, images }
+  }
+  if (m.role === 'user') {
+    const content = userContent(m.content)
+    return { role: 'user', message: content === undefined ? undefined : { role: 'user', content }, images: noImages }
+  }
+  return { role: 'assistant', message: assistantWire(m, m.provider === model.provider && m.model === model.modelId, compat), images: noImages }
+}
+
+/** What a server that wants an assistant message between tool results and a user message gets there. */
+export const toolResultsAcknowledged: Json = Object.freeze({ role: 'assistant', content: 'I have the tool results.' })
+
+/** The text block that opens the user message carrying the images of a run of tool results. */
+export const toolImagesIntro: Json = Object.freeze({ type: 'text', text: 'Images returned by the tool calls above:' })
+
+/**
+ * The transcript from its parts: tool results' images sent in a user message
+ * once their run ends, and, where the server wants one, an assistant message
+ * between tool results and a user message. `filler` is
+ * {@link toolResultsAcknowledged} and `imagesMessage` builds the images'
+ * user message, in representation `T`.
+ */
+export function openaiAssemble<T>(parts: Iterable<OpenAIWirePart<T>>, compat: Compat, filler: T, imagesMessage: (images: readonly T[]) => T): T[] {
+  const out: T[] = []
+  let lastRole: OpenAIWirePart<T>['role'] | undefined
+  let pending: T[] = []
+  const push = (role: OpenAIWirePart<T>['role'], wire: T): void => {
     out.push(wire)
+    lastRole = role
+  }
+  const pushUser = (wire: T): void => {
+    if (compat.requiresAssistantAfterToolResult && lastRole === 'tool') push('assistant', filler)
+    push('user', wire)
   }
   const flushImages = (): void => {
-    if (pendingImages.length === 0) return
-    pushUser({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages] })
-    pendingImages = []
+    if (pending.length === 0) return
+    pushUser(imagesMessage(pending))
+    pending = []
   }
-  for (const m of prepared) {
-    if (m.role === 'toolResult') {
-      const wire: Json = { role: 'tool', tool_call_id: m.toolCallId, content: toolResultText(m) }
-      if (compat.requiresToolResultName) wire['name'] = m.toolName
-      out.push(wire)
-      for (const c of m.content) if (c.type === 'image') pendingImages.push(imagePart(c))
+  for (const part of parts) {
+    if (part.role === 'tool') {
+      if (part.message !== undefined) push('tool', part.message)
+      for (const image of part.images) pending.push(image)
       continue
     }
     flushImages()
-    if (m.role === 'user') {
-      const content = userContent(m.content)
-      if (content !== undefined) pushUser({ role: 'user', content })
-    } else {
-      const wire = assistantWire(m, m.provider === model.provider && m.model === model.modelId, compat)
-      if (wire !== undefined) out.push(wire)
+    if (part.message !== undefined) {
+      if (part.role === 'user') pushUser(part.message)
+      else push('assistant', part.message)
     }
   }
   flushImages()
   return out
+}
+
+/** The transcript as Chat Completions messages (without the system message). */
+export function openaiChatMessages(messages: readonly LlmMessage[], model: ModelSpec, compat: Compat = openaiCompat): Json[] {
+  const normalize = toolCallIdNormalizer(compat)
+  const parts = replayedMessages(messages).map((m) => openaiWirePart(m, model, compat, normalize))
+  return openaiAssemble<Json>(parts, compat, { ...toolResultsAcknowledged }, (images) => ({ role: 'user', content: [{ ...toolImagesIntro }, ...images] }))
+}
+
+/** The system message of the body (`system`, or `developer` for reasoning models where the server takes it), if any. */
+export function openaiSystemMessage(request: LlmRequest, compat: Compat): Json | undefined {
+  if (request.systemPrompt.trim() === '') return undefined
+  const thinking = thinkingParams(request.model, compat)
+  const developer = compat.supportsDeveloperRole && (thinking.reasoning || isOpenAIReasoningModel(request.model.modelId))
+  return { role: developer ? 'developer' : 'system', content: request.systemPrompt }
 }
 
 /**
@@ -304,14 +266,17 @@ export function openaiChatMessages(messages: readonly LlmMessage[], model: Model
  * reasoning parameter only for thinking levels other than `off`.
  */
 export function openaiChatRequestBody(request: LlmRequest, settings: OpenAIChatRequestSettings = {}, compat: Compat = openaiCompat): Json {
+  const messages = openaiChatMessages(request.messages, request.model, compat)
+  const system = openaiSystemMessage(request, compat)
+  if (system !== undefined) messages.unshift(system)
+  return { model: request.model.modelId, messages, ...openaiChatBodyTail(request, settings, compat) }
+}
+
+/** The body's fields after `messages` (`stream` …), in the order they are sent. */
+export function openaiChatBodyTail(request: LlmRequest, settings: OpenAIChatRequestSettings, compat: Compat): Json {
   const { model, options } = request
-  const messages = openaiChatMessages(request.messages, model, compat)
   const thinking = thinkingParams(model, compat)
-  if (request.systemPrompt.trim() !== '') {
-    const developer = compat.supportsDeveloperRole && (thinking.reasoning || isOpenAIReasoningModel(model.modelId))
-    messages.unshift({ role: developer ? 'developer' : 'system', content: request.systemPrompt })
-  }
-  const body: Json = { model: model.modelId, messages, stream: true }
+  const body: Json = { stream: true }
   if (compat.supportsStreamOptionsUsage) body['stream_options'] = { include_usage: true }
   if (options?.maxTokens !== undefined) body[compat.maxTokensField] = options.maxTokens
   const reasoningModel = thinking.reasoning || isOpenAIReasoningModel(model.modelId)

@@ -16,7 +16,8 @@ import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol
 import { ProviderError } from '../types/provider-error.js'
 import { OpenAIChatDecoder } from './openai-chat-decoder.js'
 import { openaiHttpErrorClassifier } from './openai-errors.js'
-import { openaiChatRequestBody, openaiCompat, type Compat, type OpenAIChatRequestSettings } from './openai-chat-request.js'
+import { openaiCompat, type Compat, type OpenAIChatRequestSettings } from './openai-chat-request.js'
+import { openaiChatRequestText } from './openai-chat-request-text.js'
 
 export { OpenAIChatDecoder, openaiStopReason, openaiUsage } from './openai-chat-decoder.js'
 export { openaiErrorClass, openaiHttpErrorClassifier, openaiStreamError } from './openai-errors.js'
@@ -78,7 +79,7 @@ export function openaiChatProtocolFor<S extends OpenAIChatSettings>(provider: st
           ...(settings.project === undefined ? {} : { 'OpenAI-Project': settings.project }),
           ...(apiKey === undefined ? {} : { authorization: `Bearer ${apiKey}` }),
         },
-        body: openaiChatRequestBody(request, settings, compat),
+        body: openaiChatRequestText(request, settings, compat),
       }
     },
     decoder: () => new OpenAIChatDecoder(provider, compat),

@@ -9,6 +9,7 @@ import type { LlmRequest, StreamFn } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
 import { httpBody, unserializableError, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './http.js'
 import { redactError, secretsOf } from './redact.js'
+import { JsonText } from './wire-cache.js'
 import { SseDecoder, type SseDecoderOptions, type SseEvent } from './sse.js'
 
 /** Settings every provider takes. */
@@ -164,7 +165,7 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
       let body: string
       try {
         http = protocol.buildRequest(request, settings, apiKey)
-        body = JSON.stringify(http.body)
+        body = http.body instanceof JsonText ? http.body.text : JSON.stringify(http.body)
       } catch (error) {
         // Too deep (RangeError) or a BigInt or a cycle (TypeError), in JSON.stringify here or in a builder
         // that serializes tool arguments itself (OpenAI's): the body cannot be sent. The message is kept.
@@ -172,7 +173,8 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
         throw error
       }
       const headers = settings.headers === undefined ? { ...http, body } : { ...http, body, headers: { ...http.headers, ...settings.headers } }
-      const secrets = secretsOf(apiKey, headers)
+      // Needed only to redact an error: found when one happens (a URL parse and a sort per request otherwise).
+      const redact = (error: unknown): unknown => redactError(error, secretsOf(apiKey, headers))
       return new Observable<ProviderChunk>((subscriber) => {
         const reader = new WireReader(protocol.decoder(request), { provider: protocol.provider, maxEventSize: settings.maxEventSize })
         // Chunks decoded before a failure are emitted first: the partial answer keeps them.
@@ -182,14 +184,14 @@ export function streamFnOf<S extends ProviderSettings>(protocol: WireProtocol<S>
             subscriber.next(chunk)
           }
           if (reader.failure !== undefined) {
-            subscriber.error(redactError(reader.failure, secrets))
+            subscriber.error(redact(reader.failure))
             return false
           }
           return true
         }
         return httpBody(protocol.provider, headers, protocol.httpError, settings).subscribe({
           next: (bytes) => void emit(() => reader.push(bytes)),
-          error: (error: unknown) => subscriber.error(redactError(error, secrets)),
+          error: (error: unknown) => subscriber.error(redact(error)),
           complete: () => {
             if (emit(() => reader.end())) subscriber.complete()
           },

@@ -64,8 +64,14 @@ export function idSanitizer(allowed: RegExp, maxLength: number, prefix = ''): (i
   }
 }
 
-/** The transcript as the target should see it (see the module comment). Returns new arrays; never mutates. */
-export function prepareMessages(messages: readonly LlmMessage[], target: ReplayTarget): LlmMessage[] {
+/**
+ * The messages of a transcript that are replayed, in order: failed and
+ * aborted assistant messages dropped with their tool results, then settled
+ * (every call answered). The message objects are the input's, except the
+ * synthetic results. The part of {@link prepareMessages} that looks across
+ * messages.
+ */
+export function replayedMessages(messages: readonly LlmMessage[]): LlmMessage[] {
   const dropped = new Set<string>()
   const kept: LlmMessage[] = []
   for (const m of messages) {
@@ -76,7 +82,39 @@ export function prepareMessages(messages: readonly LlmMessage[], target: ReplayT
     if (m.role === 'toolResult' && dropped.has(m.toolCallId)) continue
     kept.push(m)
   }
-  const settled = settleTranscript(kept, 'the conversation moved on before this tool call finished')
+  return settleTranscript(kept, 'the conversation moved on before this tool call finished')
+}
+
+/**
+ * One replayed message as the target should see it: tool-call ids
+ * normalized by `idOf`, other models' thinking turned into text. The
+ * message itself when nothing changes. The part of {@link prepareMessages}
+ * that looks at one message alone.
+ */
+export function prepareMessage(m: LlmMessage, target: ReplayTarget, idOf: (id: string) => string = target.normalizeToolCallId ?? ((id) => id)): LlmMessage {
+  if (m.role === 'toolResult') {
+    const id = idOf(m.toolCallId)
+    return id === m.toolCallId ? m : ({ ...m, toolCallId: id } satisfies ToolResultMessage)
+  }
+  if (m.role !== 'assistant') return m
+  const same = isSameModel(m, target)
+  const content: AssistantContent[] = []
+  let changed = false
+  for (const block of m.content) {
+    if (block.type === 'thinking' && !same) {
+      changed = true
+      if (!block.redacted && block.thinking.trim() !== '') content.push({ type: 'text', text: block.thinking })
+    } else if (block.type === 'toolCall') {
+      const id = idOf(block.id)
+      if (id !== block.id) changed = true
+      content.push(id === block.id ? block : { ...block, id })
+    } else content.push(block)
+  }
+  return changed ? { ...m, content } : m
+}
+
+/** The transcript as the target should see it (see the module comment). Returns new arrays; never mutates. */
+export function prepareMessages(messages: readonly LlmMessage[], target: ReplayTarget): LlmMessage[] {
   const normalize = target.normalizeToolCallId
   const ids = new Map<string, string>()
   const idOf = (id: string): string => {
@@ -88,25 +126,5 @@ export function prepareMessages(messages: readonly LlmMessage[], target: ReplayT
     }
     return out
   }
-  return settled.map((m): LlmMessage => {
-    if (m.role === 'toolResult') {
-      const id = idOf(m.toolCallId)
-      return id === m.toolCallId ? m : ({ ...m, toolCallId: id } satisfies ToolResultMessage)
-    }
-    if (m.role !== 'assistant') return m
-    const same = isSameModel(m, target)
-    const content: AssistantContent[] = []
-    let changed = false
-    for (const block of m.content) {
-      if (block.type === 'thinking' && !same) {
-        changed = true
-        if (!block.redacted && block.thinking.trim() !== '') content.push({ type: 'text', text: block.thinking })
-      } else if (block.type === 'toolCall') {
-        const id = idOf(block.id)
-        if (id !== block.id) changed = true
-        content.push(id === block.id ? block : { ...block, id })
-      } else content.push(block)
-    }
-    return changed ? { ...m, content } : m
-  })
+  return replayedMessages(messages).map((m) => prepareMessage(m, target, idOf))
 }
