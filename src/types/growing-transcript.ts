@@ -45,14 +45,23 @@ export function appendMessages(messages: readonly AgentMessage[], more: readonly
   }
   if (backing === undefined || backing.items.length !== messages.length) {
     const items = [...messages]
-    const firstCustom = items.findIndex((m) => m.role === 'custom')
-    backing = { items, firstCustom: firstCustom < 0 ? Number.POSITIVE_INFINITY : firstCustom }
+    backing = { items, firstCustom: firstCustomIn(items) }
   }
   for (const m of more) {
     if (m.role === 'custom' && backing.firstCustom === Number.POSITIVE_INFINITY) backing.firstCustom = backing.items.length
     backing.items.push(m)
   }
   return snapshotOf(backing, backing.items.length)
+}
+
+/**
+ * The index of the first custom message (Infinity if none). A loop, not `findIndex` with an arrow:
+ * after a full garbage collection a run's fresh arrow ran unoptimized for most of a long
+ * transcript (5,000 messages: 0.35–0.6 ms against 0.02–0.04 ms for this loop).
+ */
+function firstCustomIn(items: readonly AgentMessage[]): number {
+  for (let i = 0; i < items.length; i++) if (items[i]!.role === 'custom') return i
+  return Number.POSITIVE_INFINITY
 }
 
 /** The first `length` items of `backing`, frozen, knowing their backing. */
