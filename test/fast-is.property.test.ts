@@ -4,7 +4,7 @@
  * broken at any path (and a no only where io-ts's `validate` says no too),
  * and io-ts's own `is` where code cannot be generated.
  */
-import { describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import * as t from 'io-ts'
 import { compileIs } from '../src/types/fast-is.js'
@@ -13,7 +13,11 @@ import { AgentMessage } from '../src/types/message.js'
 import { ProviderChunk } from '../src/types/chunk.js'
 import { AgentEvent } from '../src/types/event.js'
 import { Cost, Usage } from '../src/types/usage.js'
+import { SessionRecordBody } from '../src/agent/session-store.js'
+import { Agent } from '../src/agent/index.js'
+import { reply, scriptedModel } from '../marbles/index.js'
 import { arbAgentEvent, arbAgentMessage, arbProviderChunk } from './arbitraries.js'
+import { addTool } from './helpers.js'
 
 const isMessage = compileIs(AgentMessage)
 
@@ -42,9 +46,11 @@ const brokenFrom = <T>(valid: fc.Arbitrary<T>): fc.Arbitrary<unknown> =>
   )
 
 /** The generated check against the codec's: yes on every valid value, never a yes where the codec says no, a no only where `validate` says no too. */
-function holdsToCodec(name: string, codec: t.Mixed, valid: fc.Arbitrary<unknown>, numRuns = 300): void {
+function holdsToCodec(name: string, codec: t.Mixed, arbitrary: fc.Arbitrary<unknown> | (() => fc.Arbitrary<unknown>), numRuns = 300): void {
   const is = compileIs(codec)
+  const validOf = (): fc.Arbitrary<unknown> => (typeof arbitrary === 'function' ? arbitrary() : arbitrary)
   it(`${name}: accepts every valid value, as the codec's is does`, () => {
+    const valid = validOf()
     fc.assert(
       fc.property(valid, (u) => {
         expect(codec.is(u)).toBe(true)
@@ -55,7 +61,7 @@ function holdsToCodec(name: string, codec: t.Mixed, valid: fc.Arbitrary<unknown>
   })
   it(`${name}: gives the codec's answer for a value broken at any path (a wrong value, a missing field, a hole)`, () => {
     fc.assert(
-      fc.property(brokenFrom(valid), (u) => {
+      fc.property(brokenFrom(validOf()), (u) => {
         const generated = is(u)
         // Never looser than the codec's `is`…
         if (generated) expect(codec.is(u)).toBe(true)
@@ -96,6 +102,18 @@ describe('compileIs', () => {
   holdsToCodec('ProviderChunk', ProviderChunk, arbProviderChunk)
   holdsToCodec('AgentEvent', AgentEvent, arbAgentEvent, 150)
 
+  describe('SessionRecordBody (what a session store checks on every stored record it reads)', () => {
+    // The log of a real run: init, run start, turns, messages with tool calls and results, run end.
+    let entries: readonly unknown[] = []
+    beforeAll(async () => {
+      const model = scriptedModel([reply.toolCalls([{ id: 'c1', name: 'add', args: { a: 1, b: 2 } }], { text: 'adding' }), reply.text('3')])
+      const agent = new Agent({ systemPrompt: 's', model: model.model, streamFn: model.streamFn, tools: [addTool] })
+      await agent.prompt('1 + 2?')
+      entries = agent.log
+    })
+    holdsToCodec('SessionRecordBody', SessionRecordBody, () => fc.constantFrom(...entries), 200)
+  })
+
   describe('a tagged union written out inline', () => {
     // Members of every shape the generator writes differently: an interface, a struct (an
     // intersection whose second member is a partial), an intersection that opens with a partial
@@ -107,6 +125,8 @@ describe('compileIs', () => {
         t.type({ tag: t.literal('a'), leaves: t.readonlyArray(Leaf) }),
         struct('B', { tag: t.literal('b'), s: t.string }, { n: t.number }),
         t.intersection([t.partial({ note: t.string }), t.type({ tag: t.literal('c'), counts: t.record(t.string, t.number) })]),
+        // An intersection whose first member checks nothing of an object: the second must.
+        t.intersection([t.unknown, t.type({ tag: t.literal('d') })]),
       ],
       'Node',
     )
@@ -116,6 +136,7 @@ describe('compileIs', () => {
       fc.record({ tag: fc.constant('a'), leaves: fc.array(arbLeaf, { maxLength: 3 }) }),
       fc.record({ tag: fc.constant('b'), s: fc.string(), n: fc.integer() }, { requiredKeys: ['tag', 's'] }),
       fc.record({ tag: fc.constant('c'), counts: fc.dictionary(fc.string(), fc.integer()), note: fc.string() }, { requiredKeys: ['tag', 'counts'] }),
+      fc.record({ tag: fc.constant('d') }),
     )
     holdsToCodec('Node', Node, arbNode)
 
@@ -124,14 +145,14 @@ describe('compileIs', () => {
       // The fields of another member do not make it pass.
       expect(is({ tag: 'a', s: 'x' })).toBe(false)
       expect(is({ tag: 'b', leaves: [] })).toBe(false)
-      expect(is({ tag: 'd', s: 'x' })).toBe(false)
+      expect(is({ tag: 'e', s: 'x' })).toBe(false)
       expect(is({ s: 'x' })).toBe(false)
       expect(is({ tag: 'a', leaves: [{ k: 'x', s: 'not n' }] })).toBe(false)
       expect(is({ tag: 'a', leaves: [{ k: 'y', s: 'ok' }, { k: 'x', n: 1 }] })).toBe(true)
       for (const u of [null, undefined, 'a', 1, [], [{ tag: 'a', leaves: [] }]]) expect(is(u)).toBe(false)
     })
 
-    it('checks that a member opening with a partial is a plain object', () => {
+    it('checks that a member is a plain object, whatever its intersection opens with', () => {
       class Counts {
         readonly tag = 'c'
         readonly counts = {}
@@ -142,6 +163,14 @@ describe('compileIs', () => {
       expect(is(Object.assign(Object.create(null) as object, { tag: 'c', counts: {} }))).toBe(true)
       // An array carrying the fields is no object of the union.
       expect(is(Object.assign([], { tag: 'c', counts: {} }))).toBe(false)
+      // Nor, where the first member of an intersection checks nothing, an instance or an array.
+      class D {
+        readonly tag = 'd'
+      }
+      expect(Node.is(new D())).toBe(true)
+      expect(is(new D())).toBe(false)
+      expect(is(Object.assign([], { tag: 'd' }))).toBe(false)
+      expect(is({ tag: 'd' })).toBe(true)
     })
   })
 
