@@ -4,13 +4,20 @@
  * broken at any path (and a no only where io-ts's `validate` says no too),
  * and io-ts's own `is` where code cannot be generated.
  */
-import { describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import * as t from 'io-ts'
 import { compileIs } from '../src/types/fast-is.js'
+import { struct, taggedUnion } from '../src/types/codec.js'
 import { AgentMessage } from '../src/types/message.js'
+import { ProviderChunk } from '../src/types/chunk.js'
+import { AgentEvent } from '../src/types/event.js'
 import { Cost, Usage } from '../src/types/usage.js'
-import { arbAgentMessage } from './arbitraries.js'
+import { SessionRecordBody } from '../src/agent/session-store.js'
+import { Agent } from '../src/agent/index.js'
+import { reply, scriptedModel } from '../marbles/index.js'
+import { arbAgentEvent, arbAgentMessage, arbProviderChunk } from './arbitraries.js'
+import { addTool } from './helpers.js'
 
 const isMessage = compileIs(AgentMessage)
 
@@ -32,6 +39,41 @@ function replaced(value: unknown, path: readonly (string | number)[], replacemen
   return copy
 }
 
+/** `u` with one value replaced (or removed) at one of its paths. */
+const brokenFrom = <T>(valid: fc.Arbitrary<T>): fc.Arbitrary<unknown> =>
+  valid.chain((m) =>
+    fc.tuple(fc.constant(m), fc.constantFrom(...pathsOf(m)), fc.anything({ maxDepth: 2 }), fc.boolean()).map(([msg, path, value, remove]) => replaced(msg, path, value, remove)),
+  )
+
+/** The generated check against the codec's: yes on every valid value, never a yes where the codec says no, a no only where `validate` says no too. */
+function holdsToCodec(name: string, codec: t.Mixed, arbitrary: fc.Arbitrary<unknown> | (() => fc.Arbitrary<unknown>), numRuns = 300): void {
+  const is = compileIs(codec)
+  const validOf = (): fc.Arbitrary<unknown> => (typeof arbitrary === 'function' ? arbitrary() : arbitrary)
+  it(`${name}: accepts every valid value, as the codec's is does`, () => {
+    const valid = validOf()
+    fc.assert(
+      fc.property(valid, (u) => {
+        expect(codec.is(u)).toBe(true)
+        expect(is(u)).toBe(true)
+      }),
+      { numRuns },
+    )
+  })
+  it(`${name}: gives the codec's answer for a value broken at any path (a wrong value, a missing field, a hole)`, () => {
+    fc.assert(
+      fc.property(brokenFrom(validOf()), (u) => {
+        const generated = is(u)
+        // Never looser than the codec's `is`…
+        if (generated) expect(codec.is(u)).toBe(true)
+        // …and where it is stricter (io-ts's array `is` skips an array's holes, which its own
+        // `validate` does not), it agrees with `validate`, which is what decides at the entries.
+        if (!generated && codec.is(u)) expect(codec.validate(u, [])._tag).toBe('Left')
+      }),
+      { numRuns },
+    )
+  })
+}
+
 describe('compileIs', () => {
   it('accepts every valid message, as AgentMessage.is does', () => {
     fc.assert(
@@ -43,13 +85,8 @@ describe('compileIs', () => {
   })
 
   it('gives the codec’s answer for a message broken at any path (a wrong value, a missing field, a hole)', () => {
-    const broken = arbAgentMessage.chain((m) =>
-      fc.tuple(fc.constant(m), fc.constantFrom(...pathsOf(m)), fc.anything({ maxDepth: 2 }), fc.boolean()).map(([msg, path, value, remove]) =>
-        replaced(msg, path, value, remove),
-      ),
-    )
     fc.assert(
-      fc.property(broken, (u) => {
+      fc.property(brokenFrom(arbAgentMessage), (u) => {
         const generated = isMessage(u)
         // Never looser than the codec's `is`…
         if (generated) expect(AgentMessage.is(u)).toBe(true)
@@ -59,6 +96,82 @@ describe('compileIs', () => {
       }),
       { numRuns: 500 },
     )
+  })
+
+  // Other tagged unions, whose members are written out inline and picked by their tag.
+  holdsToCodec('ProviderChunk', ProviderChunk, arbProviderChunk)
+  holdsToCodec('AgentEvent', AgentEvent, arbAgentEvent, 150)
+
+  describe('SessionRecordBody (what a session store checks on every stored record it reads)', () => {
+    // The log of a real run: init, run start, turns, messages with tool calls and results, run end.
+    let entries: readonly unknown[] = []
+    beforeAll(async () => {
+      const model = scriptedModel([reply.toolCalls([{ id: 'c1', name: 'add', args: { a: 1, b: 2 } }], { text: 'adding' }), reply.text('3')])
+      const agent = new Agent({ systemPrompt: 's', model: model.model, streamFn: model.streamFn, tools: [addTool] })
+      await agent.prompt('1 + 2?')
+      entries = agent.log
+    })
+    holdsToCodec('SessionRecordBody', SessionRecordBody, () => fc.constantFrom(...entries), 200)
+  })
+
+  describe('a tagged union written out inline', () => {
+    // Members of every shape the generator writes differently: an interface, a struct (an
+    // intersection whose second member is a partial), an intersection that opens with a partial
+    // (its object check must not be skipped), a nested tagged union in an array, a record.
+    const Leaf = taggedUnion('k', [t.type({ k: t.literal('x'), n: t.number }), t.type({ k: t.literal('y'), s: t.string })], 'Leaf')
+    const Node = taggedUnion(
+      'tag',
+      [
+        t.type({ tag: t.literal('a'), leaves: t.readonlyArray(Leaf) }),
+        struct('B', { tag: t.literal('b'), s: t.string }, { n: t.number }),
+        t.intersection([t.partial({ note: t.string }), t.type({ tag: t.literal('c'), counts: t.record(t.string, t.number) })]),
+        // An intersection whose first member checks nothing of an object: the second must.
+        t.intersection([t.unknown, t.type({ tag: t.literal('d') })]),
+      ],
+      'Node',
+    )
+    const is = compileIs(Node)
+    const arbLeaf = fc.oneof(fc.record({ k: fc.constant('x'), n: fc.integer() }), fc.record({ k: fc.constant('y'), s: fc.string() }))
+    const arbNode = fc.oneof(
+      fc.record({ tag: fc.constant('a'), leaves: fc.array(arbLeaf, { maxLength: 3 }) }),
+      fc.record({ tag: fc.constant('b'), s: fc.string(), n: fc.integer() }, { requiredKeys: ['tag', 's'] }),
+      fc.record({ tag: fc.constant('c'), counts: fc.dictionary(fc.string(), fc.integer()), note: fc.string() }, { requiredKeys: ['tag', 'counts'] }),
+      fc.record({ tag: fc.constant('d') }),
+    )
+    holdsToCodec('Node', Node, arbNode)
+
+    it('checks only the member its tag names, and rejects an unknown or missing tag', () => {
+      expect(is({ tag: 'a', leaves: [] })).toBe(true)
+      // The fields of another member do not make it pass.
+      expect(is({ tag: 'a', s: 'x' })).toBe(false)
+      expect(is({ tag: 'b', leaves: [] })).toBe(false)
+      expect(is({ tag: 'e', s: 'x' })).toBe(false)
+      expect(is({ s: 'x' })).toBe(false)
+      expect(is({ tag: 'a', leaves: [{ k: 'x', s: 'not n' }] })).toBe(false)
+      expect(is({ tag: 'a', leaves: [{ k: 'y', s: 'ok' }, { k: 'x', n: 1 }] })).toBe(true)
+      for (const u of [null, undefined, 'a', 1, [], [{ tag: 'a', leaves: [] }]]) expect(is(u)).toBe(false)
+    })
+
+    it('checks that a member is a plain object, whatever its intersection opens with', () => {
+      class Counts {
+        readonly tag = 'c'
+        readonly counts = {}
+      }
+      expect(Node.is(new Counts())).toBe(true)
+      expect(is(new Counts())).toBe(false)
+      expect(is({ tag: 'c', counts: {} })).toBe(true)
+      expect(is(Object.assign(Object.create(null) as object, { tag: 'c', counts: {} }))).toBe(true)
+      // An array carrying the fields is no object of the union.
+      expect(is(Object.assign([], { tag: 'c', counts: {} }))).toBe(false)
+      // Nor, where the first member of an intersection checks nothing, an instance or an array.
+      class D {
+        readonly tag = 'd'
+      }
+      expect(Node.is(new D())).toBe(true)
+      expect(is(new D())).toBe(false)
+      expect(is(Object.assign([], { tag: 'd' }))).toBe(false)
+      expect(is({ tag: 'd' })).toBe(true)
+    })
   })
 
   it('is stricter, never looser, about objects that are not plain', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { appendMessages, hasNoCustomMessages, messagesFrom } from '../src/types/growing-transcript.js'
+import { appendMessages, hasNoCustomMessages, knownNoCustomMessages, messagesFrom, noteNoCustomMessages } from '../src/types/growing-transcript.js'
+import { slidingWindow } from '../src/context/sliding-window.js'
 import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
 
 const u = (text: string): AgentMessage => userMessage(text)
@@ -49,6 +50,36 @@ describe('growing transcripts', () => {
     expect(hasNoCustomMessages(appendMessages([note], [u('x')]))).toBe(false)
     expect(hasNoCustomMessages([u('x'), note])).toBe(false)
     expect(hasNoCustomMessages([u('x')])).toBe(true)
+  })
+
+  it('knows a frozen list noted free of custom messages, and nothing it cannot know in O(1)', () => {
+    const frozen = Object.freeze([u('a'), u('b')])
+    expect(knownNoCustomMessages(frozen)).toBe(false)
+    noteNoCustomMessages(frozen)
+    expect(knownNoCustomMessages(frozen)).toBe(true)
+    expect(hasNoCustomMessages(frozen)).toBe(true)
+    // A list that is not frozen may change: a note about it is ignored.
+    const loose = [u('a')]
+    noteNoCustomMessages(loose)
+    expect(knownNoCustomMessages(loose)).toBe(false)
+    loose.push(note)
+    expect(hasNoCustomMessages(loose)).toBe(false)
+    expect(knownNoCustomMessages(appendMessages([u('a')], [u('b')]))).toBe(true)
+    expect(knownNoCustomMessages(appendMessages([u('a')], [note]))).toBe(false)
+  })
+
+  it("a sliding window's cut of a transcript without custom messages is known free of them; of one with a note, not", () => {
+    const window = slidingWindow({ maxTokens: 30, keepFirst: 1 })
+    const plain = appendMessages(Object.freeze([]), Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? u(`question ${i}`) : assistantMessage(`answer ${i}`))))
+    const cut = window.compact(plain)
+    expect(cut.report).toBeDefined()
+    expect(Object.isFrozen(cut.messages)).toBe(true)
+    expect(knownNoCustomMessages(cut.messages)).toBe(true)
+    const noted = appendMessages(plain, [note, u('last')])
+    const cutNoted = window.compact(noted)
+    expect(cutNoted.report).toBeDefined()
+    expect(knownNoCustomMessages(cutNoted.messages)).toBe(false)
+    expect(hasNoCustomMessages(cutNoted.messages)).toBe(!cutNoted.messages.includes(note))
   })
 
   it('messagesFrom is slice, for built and for plain transcripts', () => {

@@ -11,7 +11,8 @@ import { agentLoop, agentLoopContinue } from '../src/loop/agent-loop.js'
 import { Agent, InMemoryCheckpointStore, type Checkpoint } from '../src/agent/index.js'
 import { defineTool } from '../src/tools/define-tool.js'
 import { InvalidInputError } from '../src/index.js'
-import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
+import { assistantMessage, userMessage, type AgentMessage, type UserMessage } from '../src/types/message.js'
+import { decodeContext, decodePrompts } from '../src/types/input.js'
 import type { AgentTool } from '../src/types/tool.js'
 import { reply, scriptedModel } from '../marbles/index.js'
 import { addTool, hello } from './helpers.js'
@@ -153,6 +154,43 @@ describe('agentLoop / agentLoopContinue: the context is decoded', () => {
     const error = thrown(() => agentLoopContinue(ctx, config))
     expect(error.message).toBe('agentLoopContinue: invalid context at messages[0].content[0].text: expected string, got 1')
     expect(error.entry).toBe('agentLoopContinue')
+  })
+})
+
+describe('the entries decode a valid input without io-ts, and what they return is what io-ts returns', () => {
+  /** The io-ts path's answer for a text prompt: the same text as `content: 'text'`, which only io-ts normalizes. */
+  const viaCodec = (text: string, now: number) => decodePrompts({ role: 'user', content: text }, 'test', now)[0]
+
+  it("a text prompt is the user message { content: 'text' } decodes to, frozen with its content list", () => {
+    for (const prompt of ['hello', '', 'x'.repeat(1000)]) {
+      const [direct] = decodePrompts(prompt, 'test', 7)
+      expect(direct).toEqual(viaCodec(prompt, 7))
+      expect(Object.keys(direct!)).toEqual(Object.keys(viaCodec(prompt, 7)!))
+      expect(Object.isFrozen(direct)).toBe(true)
+      expect(Object.isFrozen((direct as UserMessage).content)).toBe(true)
+    }
+    expect(decodePrompts(['a', 'b'], 'test', 3)).toEqual([viaCodec('a', 3), viaCodec('b', 3)])
+  })
+
+  it('a canonical context comes back as the same object; one with a message to normalize as a copy, other fields kept', () => {
+    const messages = [userMessage('u'), assistantMessage('a')]
+    const context = { systemPrompt: 's', messages, tools: [addTool] }
+    expect(decodeContext(context, 'test', 0)).toBe(context)
+    const loose = { systemPrompt: 's', messages: [userMessage('u'), { role: 'user', content: 'v' }], tools: [], extra: 1 }
+    const decoded = decodeContext(bad<typeof context>(loose), 'test', 9)
+    expect(decoded).not.toBe(loose)
+    expect(decoded).toEqual({ ...loose, messages: [loose.messages[0], { role: 'user', content: [{ type: 'text', text: 'v' }], timestamp: 9 }] })
+    // The caller's context and list are left as they were.
+    expect(loose.messages[1]).toEqual({ role: 'user', content: 'v' })
+  })
+
+  it('a bad context or prompt still gets the same error with its path (decoded again through io-ts)', () => {
+    const messages = [userMessage('u'), { role: 'user', content: [{ type: 'text', text: 7 }], timestamp: 0 }]
+    expect(thrown(() => decodeContext(bad({ systemPrompt: 's', messages, tools: [] }), 'test', 0)).message).toBe('test: invalid context at messages[1].content[0].text: expected string, got 7')
+    expect(thrown(() => decodeContext(bad({ systemPrompt: 1, messages: [], tools: [] }), 'test', 0)).message).toBe('test: invalid context at systemPrompt: expected string, got 1')
+    expect(thrown(() => decodeContext(bad({ systemPrompt: 's', messages: [], tools: [{}] }), 'test', 0)).errors.map((e) => e.path)).toContain('tools[0].name')
+    expect(thrown(() => decodeContext(bad([]), 'test', 0)).message).toMatch(/^test: invalid context at \(root\): expected AgentContext/)
+    expect(thrown(() => decodePrompts(['ok', 5], 'test', 0)).message).toBe(`test: invalid prompts at prompts[1]: expected an object tagged by 'role', got 5`)
   })
 })
 

@@ -78,6 +78,20 @@ describe('entry checks remembered per list', () => {
   })
 })
 
+describe('what is frozen and wrong is never remembered as checked', () => {
+  it('a frozen bad message fails at every entry, alone, in a frozen list, and past a checked prefix', () => {
+    const frozenBad = Object.freeze({ ...badMessage, content: Object.freeze([...(badMessage as UserMessage).content]) }) as AgentMessage
+    const alone = Object.freeze([frozenBad])
+    for (let i = 0; i < 3; i++) expect(check(alone)).toBe(at('messages[0].content[0].text'))
+    const base = appendMessages(Object.freeze([]), history(4))
+    expect(check(base)).toBeUndefined()
+    const grown = appendMessages(base, [frozenBad])
+    for (let i = 0; i < 2; i++) expect(check(grown)).toBe(at('messages[4].content[0].text'))
+    // The same message object again, in a list that already passed up to it, is checked again.
+    expect(check(Object.freeze([...base, frozenBad]))).toBe(at('messages[4].content[0].text'))
+  })
+})
+
 describe('noteAppended: a transcript built by appending outside the loop', () => {
   it('is placed without a comparison, and its new messages are still checked', () => {
     const base = Object.freeze(history(4))

@@ -46,6 +46,59 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ ...common, op: fc.constant('branch' as const), back: fc.nat({ max: 4 }) }) },
 )
 
+/**
+ * The rules as two passes over the whole transcript (the form the check had before it became
+ * one pass): every call indexed by its first assistant message, then each result must answer a
+ * call of the assistant message it follows (before any user message) and be its only result.
+ */
+function validByTwoPasses(messages: readonly AgentMessage[]): boolean {
+  const owner = new Map<string, number>()
+  messages.forEach((m, i) => {
+    if (m.role === 'assistant') for (const block of m.content) if (block.type === 'toolCall' && !owner.has(block.id)) owner.set(block.id, i)
+  })
+  const answered = new Set<string>()
+  let current = -1
+  for (const [i, m] of messages.entries()) {
+    if (m.role === 'assistant') current = i
+    else if (m.role === 'user') current = -1
+    else if (m.role === 'toolResult') {
+      if (owner.get(m.toolCallId) !== current || answered.has(m.toolCallId)) return false
+      answered.add(m.toolCallId)
+    }
+  }
+  return answered.size === owner.size
+}
+
+describe('repairTranscript: the one-pass check', () => {
+  it('finds a transcript valid exactly when the two-pass rules do, and the repair then changes nothing', () => {
+    // Few ids, so that calls repeat one (in a message and across messages) and results come
+    // before, after, between and twice for their calls.
+    const id = fc.nat({ max: 2 }).map((n) => `c${n}`)
+    const result = (toolCallId: string): AgentMessage => ({ role: 'toolResult', toolCallId, toolName: 'f', content: [text('r')], isError: false, timestamp: 0 })
+    const stepArb2: fc.Arbitrary<AgentMessage> = fc.oneof(
+      { weight: 2, arbitrary: fc.constant(null).map(() => userMessage('u') as AgentMessage) },
+      { weight: 1, arbitrary: fc.constant(null).map(() => assistantMessage('a') as AgentMessage) },
+      {
+        weight: 3,
+        arbitrary: fc.array(id, { minLength: 1, maxLength: 3 }).map((ids) => assistantMessage(ids.map((c) => ({ type: 'toolCall' as const, id: c, name: 'f', arguments: {} })), { stopReason: 'toolUse' }) as AgentMessage),
+      },
+      { weight: 5, arbitrary: id.map(result) },
+    )
+    fc.assert(
+      fc.property(fc.array(stepArb2, { maxLength: 12 }), (messages) => {
+        const valid = validByTwoPasses(messages)
+        const repaired = repairTranscript(unremembered(messages))
+        expect(repaired.repairs.length === 0).toBe(valid)
+        if (!valid) expect(() => validTranscript(unremembered(messages), 'reject')).toThrow(InvalidTranscriptError)
+        // Remembered (frozen, then extended) it answers the same.
+        const frozen = Object.freeze(unremembered(messages).map((m) => Object.freeze(m)))
+        expect(repairTranscript(frozen).repairs.length === 0).toBe(valid)
+      }),
+      { numRuns: 1000 },
+    )
+  })
+})
+
 describe('repairTranscript: remembered checks', () => {
   it('answers as a check that remembers nothing, through appends, edits, drops and branches', () => {
     let next = 100

@@ -9,6 +9,7 @@ import type { CompactionEvent } from '../types/event.js'
 import type { AgentMessage, LlmMessage } from '../types/message.js'
 import { cachedEstimate, estimateTokens, type EstimateTokens } from './estimate-tokens.js'
 import { tokenSums } from './token-sums.js'
+import { knownNoCustomMessages, noteNoCustomMessages } from '../types/growing-transcript.js'
 
 /** What a window dropped. The transcript itself is never changed; only what the model sees. */
 export interface CompactionReport {
@@ -206,6 +207,10 @@ function windowOf(
   const kept = new Array<AgentMessage>(head + n - cut)
   for (let i = 0; i < head; i++) kept[i] = messages[i]!
   for (let i = cut; i < n; i++) kept[head + i - cut] = messages[i]!
+  // Frozen, and known free of custom messages when the transcript is: converting it for the
+  // model then needs no scan of what was kept (2,000 messages of a 60,000-message history: 40 µs).
+  Object.freeze(kept)
+  if (knownNoCustomMessages(messages)) noteNoCustomMessages(kept)
   const keptTokens = headTokens + total - sums[cut]!
   return {
     messages: kept,

@@ -66,6 +66,12 @@ function tagValueOf(codec: t.Mixed, tag: string): string | undefined {
   return undefined
 }
 
+/** The tag and members of each union built by {@link taggedUnion}, for code that dispatches on the tag (fast-is.ts). */
+const taggedUnions = new WeakMap<t.Mixed, { readonly tag: string; readonly members: ReadonlyMap<string, t.Mixed> }>()
+
+/** The tag and members (by tag value) of a union built by {@link taggedUnion}; `undefined` for any other codec. */
+export const taggedUnionOf = (codec: t.Mixed): { readonly tag: string; readonly members: ReadonlyMap<string, t.Mixed> } | undefined => taggedUnions.get(codec)
+
 /**
  * A union discriminated by a string field. Unlike `t.union` it validates only
  * the member the tag names, so a bad `toolCall` block reports the toolCall's
@@ -87,7 +93,7 @@ export function taggedUnion<CS extends [t.Mixed, t.Mixed, ...t.Mixed[]]>(
   const expected = [...byTag.keys()].map((k) => `'${k}'`).join(' | ')
   const member = (u: unknown): t.Mixed | undefined =>
     typeof u === 'object' && u !== null ? byTag.get((u as Record<string, unknown>)[tag] as string) : undefined
-  return new t.UnionType<CS, t.TypeOf<CS[number]>, t.OutputOf<CS[number]>, unknown>(
+  const union = new t.UnionType<CS, t.TypeOf<CS[number]>, t.OutputOf<CS[number]>, unknown>(
     name,
     (u): u is t.TypeOf<CS[number]> => member(u)?.is(u) ?? false,
     (u, c) => {
@@ -102,6 +108,8 @@ export function taggedUnion<CS extends [t.Mixed, t.Mixed, ...t.Mixed[]]>(
     (a) => (member(a) ?? t.unknown).encode(a),
     codecs,
   )
+  taggedUnions.set(union, { tag, members: byTag })
+  return union
 }
 
 /** One problem found while decoding: where, what was expected, what was there. */

@@ -4,8 +4,10 @@
  * is given at every run; a conversation loaded from storage is all fresh
  * objects, and io-ts's own `is` (closures over closures, `toString` on every
  * nested object) took 1.7 ms for 5,000 messages, six times the rest of the
- * time to the first delta. The generated check takes 0.27 ms (a closure-based
- * compilation, without code generation, only 1.6 ms). The codec stays the one
+ * time to the first delta. The generated check took 0.27 ms (a closure-based
+ * compilation, without code generation, only 1.6 ms), and 0.16 ms since it
+ * is written as one function: array items and the member a tagged union's
+ * tag names inline, not a call each. The codec stays the one
  * source of truth: the code is generated from it, and a property test holds
  * the two to the same answers.
  *
@@ -26,7 +28,7 @@
  */
 import type * as t from 'io-ts'
 import { isKind } from './codec-kind.js'
-import { Integer, NonNegativeInteger, NonNegativeNumber } from './codec.js'
+import { Integer, NonNegativeInteger, NonNegativeNumber, taggedUnionOf } from './codec.js'
 
 /** A compiled predicate. */
 type Is = (u: unknown) => boolean
@@ -57,10 +59,19 @@ function generate(codec: t.Mixed): Is {
   const extern = (value: unknown): string => `e[${externs.push(value) - 1}]`
   const fresh = (): string => `v${vars++}`
 
-  /** Statements that `return false` unless the value in variable `x` is a `c`. */
-  const emit = (c: t.Mixed, x: string): string => {
+  /**
+   * Statements that `return false` unless the value in variable `x` is a `c`. `plain`: `x` is
+   * known to be a plain object already (a member of an intersection after the first).
+   *
+   * Everything is written into one function: array items, record values and the member a tagged
+   * union's tag names are checked inline: a call through `e[i]` per item, and one per member
+   * tried until the tag matched, made 5,000 fresh messages after a full GC take 0.27 ms (now 0.16).
+   * Only an untagged union's members are functions of their own: each is tried in turn, and a
+   * member's `return false` must not end the whole check.
+   */
+  const emit = (c: t.Mixed, x: string, plain = false): string => {
     if (isKind(c, 'InterfaceType', 'StrictType')) {
-      let s = plainObject(x)
+      let s = plain ? '' : plainObject(x)
       for (const [key, sub] of Object.entries(c.props)) {
         const y = fresh()
         const k = JSON.stringify(key)
@@ -69,30 +80,45 @@ function generate(codec: t.Mixed): Is {
       return s
     }
     if (isKind(c, 'PartialType')) {
-      let s = plainObject(x)
+      let s = plain ? '' : plainObject(x)
       for (const [key, sub] of Object.entries(c.props)) {
         const y = fresh()
         s += `{ const ${y} = ${x}[${JSON.stringify(key)}]; if (${y} !== undefined) {\n${emit(sub, y)}} }\n`
       }
       return s
     }
-    if (isKind(c, 'ExactType', 'ReadonlyType')) return emit(c.type, x)
-    if (isKind(c, 'RefinementType')) return `${emit(c.type, x)}if (!${extern(c.predicate)}(${x})) return false;\n`
-    if (isKind(c, 'IntersectionType')) return c.types.map((member) => emit(member, x)).join('')
+    if (isKind(c, 'ExactType', 'ReadonlyType')) return emit(c.type, x, plain)
+    if (isKind(c, 'RefinementType')) return `${emit(c.type, x, plain)}if (!${extern(c.predicate)}(${x})) return false;\n`
+    if (isKind(c, 'IntersectionType')) {
+      // Only object members (interfaces, partials, and those wrapped) leave `x` known to be a plain object.
+      let known = plain
+      let s = ''
+      for (const member of c.types) {
+        s += emit(member, x, known)
+        known ||= isObjectCodec(member)
+      }
+      return s
+    }
     if (isKind(c, 'UnionType')) {
-      // Each member its own function: the first that accepts decides (a tagged union's members
-      // reject a wrong tag at their first property).
+      const tagged = taggedUnionOf(c)
+      if (tagged !== undefined) {
+        // The member its tag names, and only that one (as the union's own `is`): written out here.
+        let s = `if (typeof ${x} !== 'object' || ${x} === null) return false;\nswitch (${x}[${JSON.stringify(tagged.tag)}]) {\n`
+        for (const [value, member] of tagged.members) s += `case ${JSON.stringify(value)}: {\n${emit(member, x)}break; }\n`
+        return `${s}default: return false;\n}\n`
+      }
+      // Each member its own function: the first that accepts decides.
       return `if (!(${c.types.map((member) => `${extern(generate(member))}(${x})`).join(' || ')})) return false;\n`
     }
     if (isKind(c, 'ArrayType', 'ReadonlyArrayType')) {
       const i = fresh()
-      const item = extern(generate(c.type))
-      return `if (!Array.isArray(${x})) return false;\nfor (let ${i} = 0; ${i} < ${x}.length; ${i}++) if (!${item}(${x}[${i}])) return false;\n`
+      const y = fresh()
+      return `if (!Array.isArray(${x})) return false;\nfor (let ${i} = 0; ${i} < ${x}.length; ${i}++) { const ${y} = ${x}[${i}];\n${emit(c.type, y)}}\n`
     }
     if (isKind(c, 'DictionaryType') && isKind(c.domain, 'StringType')) {
       const k = fresh()
-      const item = extern(generate(c.codomain))
-      return `${plainObject(x)}for (const ${k} in ${x}) if (HO.call(${x}, ${k}) && !${item}(${x}[${k}])) return false;\n`
+      const y = fresh()
+      return `${plain ? '' : plainObject(x)}for (const ${k} in ${x}) if (HO.call(${x}, ${k})) { const ${y} = ${x}[${k}];\n${emit(c.codomain, y)}}\n`
     }
     if (isKind(c, 'LiteralType')) return `if (${x} !== ${JSON.stringify(c.value)}) return false;\n`
     if (isKind(c, 'KeyofType')) return `if (typeof ${x} !== 'string' || !HO.call(${extern(c.keys)}, ${x})) return false;\n`
@@ -114,4 +140,12 @@ function generate(codec: t.Mixed): Is {
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from our own codecs only (see the module comment)
   const make = new Function('OP', 'HO', 'e', `return function is(u) {\n${body}\n}`) as (op: object, ho: typeof Object.prototype.hasOwnProperty, e: unknown[]) => Is
   return make(Object.prototype, Object.prototype.hasOwnProperty, externs)
+}
+
+/** Whether the code `emit` writes for `c` starts by checking that the value is a plain object. */
+function isObjectCodec(c: t.Mixed): boolean {
+  if (isKind(c, 'InterfaceType', 'StrictType', 'PartialType')) return true
+  if (isKind(c, 'ExactType', 'ReadonlyType', 'RefinementType')) return isObjectCodec(c.type)
+  if (isKind(c, 'IntersectionType')) return c.types.some(isObjectCodec)
+  return false
 }

@@ -45,14 +45,23 @@ export function appendMessages(messages: readonly AgentMessage[], more: readonly
   }
   if (backing === undefined || backing.items.length !== messages.length) {
     const items = [...messages]
-    const firstCustom = items.findIndex((m) => m.role === 'custom')
-    backing = { items, firstCustom: firstCustom < 0 ? Number.POSITIVE_INFINITY : firstCustom }
+    backing = { items, firstCustom: firstCustomIn(items) }
   }
   for (const m of more) {
     if (m.role === 'custom' && backing.firstCustom === Number.POSITIVE_INFINITY) backing.firstCustom = backing.items.length
     backing.items.push(m)
   }
   return snapshotOf(backing, backing.items.length)
+}
+
+/**
+ * The index of the first custom message (Infinity if none). A loop, not `findIndex` with an arrow:
+ * after a full garbage collection a run's fresh arrow ran unoptimized for most of a long
+ * transcript (5,000 messages: 0.35–0.6 ms against 0.02–0.04 ms for this loop).
+ */
+function firstCustomIn(items: readonly AgentMessage[]): number {
+  for (let i = 0; i < items.length; i++) if (items[i]!.role === 'custom') return i
+  return Number.POSITIVE_INFINITY
 }
 
 /** The first `length` items of `backing`, frozen, knowing their backing. */
@@ -72,15 +81,37 @@ function startsWith(items: readonly AgentMessage[], at: number, more: readonly A
   return true
 }
 
+/** Frozen lists known to hold no custom message without being built here (a window's cut of such a transcript). */
+const customFree = new WeakSet<readonly AgentMessage[]>()
+
+/**
+ * Whether `messages` is known, in O(1), to hold no custom message: built by
+ * {@link appendMessages} without one, or noted by {@link noteNoCustomMessages}.
+ * `false` means "not known", not "has one".
+ */
+export function knownNoCustomMessages(messages: readonly AgentMessage[]): boolean {
+  const backing = backingOf(messages)
+  return backing !== undefined ? backing.firstCustom >= messages.length : customFree.has(messages)
+}
+
+/**
+ * Notes that `messages`, a frozen list the caller built from messages it
+ * knows are not custom, holds none: {@link hasNoCustomMessages} then answers
+ * in O(1). Ignored for a list that is not frozen (it could change).
+ */
+export function noteNoCustomMessages(messages: readonly AgentMessage[]): void {
+  if (Object.isFrozen(messages)) customFree.add(messages)
+}
+
 /**
  * Whether `messages` holds no custom message: O(1) for transcripts built by
- * {@link appendMessages}, a scan otherwise. Converting a transcript for the
- * model needs no copy when this holds.
+ * {@link appendMessages} (or noted, see {@link noteNoCustomMessages}), a scan
+ * otherwise. Converting a transcript for the model needs no copy when this holds.
  */
 export function hasNoCustomMessages(messages: readonly AgentMessage[]): boolean {
-  const backing = backingOf(messages)
-  if (backing !== undefined) return backing.firstCustom >= messages.length
-  for (const m of messages) if (m.role === 'custom') return false
+  if (knownNoCustomMessages(messages)) return true
+  if (backingOf(messages) !== undefined) return false
+  for (let i = 0; i < messages.length; i++) if (messages[i]!.role === 'custom') return false
   return true
 }
 

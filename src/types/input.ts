@@ -59,6 +59,13 @@ export const optional = <A, O>(codec: t.Type<A, O, unknown>): t.Type<A | undefin
     (a) => (a === undefined ? undefined : codec.encode(a)),
   )
 
+/**
+ * The context given to a decoder whose failure is not reported: the entries decode a valid
+ * input directly, without io-ts's contexts (its machinery, cold after a full garbage collection,
+ * took 50–60 µs of each run), and decode a failing one again with them, for the paths.
+ */
+const UNREPORTED: t.Context = []
+
 /** Decodes `u` with `codec` or throws an {@link InvalidInputError}; paths start at `root` (`prompts`, `messages`…). */
 export function decodeInput<A>(codec: t.Decoder<unknown, A>, u: unknown, entry: string, what: string, root = ''): A {
   const result = codec.validate(u, [{ key: '', type: codec as t.Decoder<unknown, unknown> as t.Mixed, actual: u }])
@@ -149,6 +156,15 @@ function frozen(message: AgentMessage): AgentMessage {
  */
 const isAgentMessage = compileIs(AgentMessage)
 
+/**
+ * A text prompt as {@link normalize} makes it (`{ role: 'user', content: 'text' }` decoded, then
+ * timed and frozen), without io-ts: every `prompt('…')` and `agentLoop('…')` comes here, and
+ * the decoder's first run after a full garbage collection took 50–100 µs of a short run.
+ */
+function textPrompt(value: string, now: number): UserMessage {
+  return Object.freeze({ role: 'user', content: Object.freeze([text(value)]), timestamp: now })
+}
+
 /** One message, decoded and normalized (a new, frozen object when it changed). */
 function normalize(u: unknown, now: number, context: t.Context): t.Validation<AgentMessage> {
   const decoded = AgentMessageInput.validate(typeof u === 'string' ? { role: 'user', content: u } : u, context)
@@ -179,6 +195,8 @@ function decodeList(list: readonly unknown[], now: number, strings: boolean, con
     let m = u
     if (typeof u === 'object' && u !== null && isAgentMessage(u)) {
       // Canonical already: no context built, nothing copied.
+    } else if (typeof u === 'string' && strings) {
+      m = textPrompt(u, now)
     } else {
       const c = indexed ? t.appendContext(context, String(i), AgentMessageInput, u) : context
       if (typeof u === 'string' && !strings) {
@@ -248,6 +266,9 @@ const PromptOne = new t.Type<readonly AgentMessage[], unknown, unknown>('string 
 /** One prompt or message, or a list: paths start at `what` (or `whats` for a list). */
 function decodeOneOrMany(input: unknown, entry: string, now: number, what: string): readonly AgentMessage[] {
   const list = Array.isArray(input)
+  // Decoded directly (see `UNREPORTED`); only a failure is decoded again through io-ts, for its paths.
+  const direct = decodeList(list ? input : [input], now, true, UNREPORTED, list)
+  if (direct._tag === 'Right') return direct.right
   const name = list ? `${what}s` : what
   return decodedAt(now, () => decodeInput(list ? PromptList : PromptOne, input, entry, name, name))
 }
@@ -295,6 +316,17 @@ export interface ContextInput {
  * @throws InvalidInputError naming the path (`messages[3].content`, `tools[0].execute`).
  */
 export function decodeContext<C extends ContextInput>(input: C, entry: string, now: number): C {
+  // What the codec does for a valid context, without building it: its `t.type` takes an
+  // `[object Object]` and returns it unless a field decoded to something new, then a copy
+  // (`Object.assign`) with that field. Only a failure is decoded again through io-ts, for its paths.
+  const u: unknown = input
+  if (Object.prototype.toString.call(u) === '[object Object]') {
+    const { systemPrompt, messages, tools } = u as Record<string, unknown>
+    if (typeof systemPrompt === 'string' && Array.isArray(messages) && AgentTools.validate(tools, UNREPORTED)._tag === 'Right') {
+      const decoded = decodeList(messages, now, false, UNREPORTED)
+      if (decoded._tag === 'Right') return decoded.right === messages ? input : (Object.assign(Object.assign({}, input), { messages: decoded.right }) as C)
+    }
+  }
   return decodedAt(now, () => decodeInput(ContextCodec, input, entry, 'context') as C)
 }
 

@@ -82,30 +82,33 @@ const validPrefixes = new TranscriptMemo<ValidPrefix>()
  * assistant message that made its call before any user message.
  */
 function validSuffix(messages: readonly AgentMessage[], from: number, prefix: CallIndex | undefined): Map<string, number> | undefined {
-  const added = new Map<string, number>()
-  const inPrefix = (id: string): boolean => {
-    const at = prefix?.ids.get(id)
-    return at !== undefined && at < from
-  }
-  for (let i = from; i < messages.length; i++) {
-    const m = messages[i]!
-    if (m.role !== 'assistant') continue
-    for (const block of m.content) if (block.type === 'toolCall' && !added.has(block.id) && !inPrefix(block.id)) added.set(block.id, i)
-  }
+  // One pass: a result is checked against the calls before it, which is all a valid transcript
+  // allows (a result for a call made later, or by an earlier assistant message, is out of place
+  // either way). Nothing is allocated for a transcript without tool calls.
+  let added: Map<string, number> | undefined
+  let done: Set<string> | undefined
   let answered = 0
-  const done = new Set<string>()
   let current = -1
   for (let i = from; i < messages.length; i++) {
     const m = messages[i]!
-    if (m.role === 'assistant') current = i
-    else if (m.role === 'user') current = -1
+    if (m.role === 'assistant') {
+      current = i
+      const content = m.content
+      for (let j = 0; j < content.length; j++) {
+        const block = content[j]!
+        if (block.type !== 'toolCall' || added?.has(block.id) === true) continue
+        const at = prefix?.ids.get(block.id)
+        if (at !== undefined && at < from) continue
+        ;(added ??= new Map()).set(block.id, i)
+      }
+    } else if (m.role === 'user') current = -1
     else if (m.role === 'toolResult') {
-      if (added.get(m.toolCallId) !== current || done.has(m.toolCallId)) return undefined
-      done.add(m.toolCallId)
+      if (added?.get(m.toolCallId) !== current || done?.has(m.toolCallId) === true) return undefined
+      ;(done ??= new Set()).add(m.toolCallId)
       answered++
     }
   }
-  return answered === added.size ? added : undefined
+  return answered === (added?.size ?? 0) ? (added ?? new Map()) : undefined
 }
 
 /** Whether `messages[from..]` are all frozen: only then is their validity remembered. */
