@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import * as t from 'io-ts'
-import { of, timer, map } from 'rxjs'
+import { config, of, timer, map } from 'rxjs'
 import { Agent, AgentBusyError, InMemoryCheckpointStore, StructuredOutputError, type AgentRunEvent } from '../src/agent/index.js'
 import { defineTool } from '../src/tools/define-tool.js'
 import { ProviderError } from '../src/types/provider-error.js'
@@ -70,6 +70,58 @@ describe('Agent', () => {
     expect(during.length).toBeGreaterThanOrEqual(5)
     expect(new Set(during.map((d) => d.messages)).size).toBe(1)
     expect(during.every((d) => Object.isFrozen(d.stream))).toBe(true)
+  })
+
+  it("state$: the current snapshot to each new subscriber, then every change to all, in subscription order; one that throws, leaves or joins mid-emission changes nothing for the others", async () => {
+    const model = scriptedModel([reply.text('one two three', { deltas: 3 })])
+    const agent = new Agent({ systemPrompt: '', model: model.model, streamFn: model.streamFn })
+    const order: string[] = []
+    const a: unknown[] = []
+    const c: unknown[] = []
+    const late: unknown[] = []
+    const joined: { first: unknown; current: unknown }[] = []
+    agent.state$.subscribe((s) => {
+      order.push('a')
+      a.push(s)
+      if (s.streamMessage !== undefined && late.length === 0) {
+        // Joins mid-emission: gets the current snapshot at once, and this emission not again.
+        agent.state$.subscribe((t) => late.push(t))
+        joined.push({ first: late[0], current: s })
+      }
+    })
+    const b = agent.state$.subscribe(() => {
+      order.push('b')
+      throw new Error('a broken reader')
+    })
+    agent.state$.subscribe((s) => {
+      order.push('c')
+      c.push(s)
+    })
+    // Leaves at its second snapshot, mid-run.
+    let leaving: { unsubscribe(): void } | undefined
+    let left = 0
+    leaving = agent.state$.subscribe(() => ++left === 2 && leaving?.unsubscribe())
+    const errors: unknown[] = []
+    const before = config.onUnhandledError
+    config.onUnhandledError = (error) => errors.push(error)
+    try {
+      await agent.prompt('go')
+      await new Promise((resolve) => setTimeout(resolve, 0))
+    } finally {
+      config.onUnhandledError = before
+      b.unsubscribe()
+    }
+    expect(agent.state.messages).toHaveLength(2)
+    expect(order.slice(0, 3)).toEqual(['a', 'b', 'c'])
+    expect(order.filter((x) => x === 'a')).toHaveLength(order.filter((x) => x === 'c').length)
+    expect(c).toEqual(a)
+    expect(a.at(-1)).toBe(agent.state)
+    expect(new Set(a).size).toBe(a.length)
+    expect(joined).toEqual([{ first: joined[0]!.current, current: joined[0]!.current }])
+    expect(late.at(-1)).toBe(agent.state)
+    expect(late.filter((s) => s === joined[0]!.current)).toHaveLength(1)
+    expect(errors.length).toBe(order.filter((x) => x === 'b').length)
+    expect(left).toBe(2)
   })
 
   it('a second prompt while running is a clear error, or a follow-up when asked', () => {

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { appendMessages, hasNoCustomMessages, knownNoCustomMessages, messagesFrom, noteNoCustomMessages } from '../src/types/growing-transcript.js'
+import * as t from 'io-ts'
+import { Agent } from '../src/agent/index.js'
+import { defineTool } from '../src/tools/define-tool.js'
+import { appendMessages, emptyTranscript, hasNoCustomMessages, knownNoCustomMessages, lineageOf, messagesFrom, noteNoCustomMessages } from '../src/types/growing-transcript.js'
 import { slidingWindow } from '../src/context/sliding-window.js'
 import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
+import { reply, scriptedModel } from '../marbles/index.js'
 
 const u = (text: string): AgentMessage => userMessage(text)
 const note: AgentMessage = { role: 'custom', kind: 'note', data: null }
@@ -30,6 +34,32 @@ describe('growing transcripts', () => {
     expect(texts(branch)).toEqual(['a', 'b', 'branch'])
     expect(texts(further)).toEqual(['a', 'b', 'main', 'more'])
     expect(texts(appendMessages(branch, [u('x')]))).toEqual(['a', 'b', 'branch', 'x'])
+  })
+
+  it('an empty transcript of its own: holders appending the same messages to it share their snapshots', () => {
+    const empty = emptyTranscript()
+    expect(empty).toEqual([])
+    expect(Object.isFrozen(empty)).toBe(true)
+    expect(emptyTranscript()).not.toBe(empty)
+    const [a, b] = [u('a'), u('b')]
+    // One holder appends a message at a time, then the other the same messages at once (an Agent's state and its run's loop).
+    const one = appendMessages(empty, [a])
+    expect(appendMessages(empty, [a])).toBe(one)
+    const two = appendMessages(one, [b])
+    expect(appendMessages(empty, [a, b])).toBe(two)
+    // On a plain empty array, each starts its own copy.
+    const plain = Object.freeze([]) as readonly AgentMessage[]
+    expect(appendMessages(plain, [a])).not.toBe(appendMessages(plain, [a]))
+  })
+
+  it("an Agent's first run from an empty transcript shares its transcript with the loop's: one lineage", async () => {
+    const model = scriptedModel([reply.toolCalls([{ id: 'c1', name: 'echo', args: { text: 'hi' } }]), reply.text('done')])
+    const echo = defineTool({ name: 'echo', description: 'Echoes.', parameters: t.type({ text: t.string }), execute: ({ text }) => text })
+    const agent = new Agent({ systemPrompt: '', model: model.model, streamFn: model.streamFn, tools: [echo] })
+    await agent.prompt('go')
+    expect(agent.state.messages).toHaveLength(4)
+    expect(lineageOf(agent.state.messages)).toBeDefined()
+    expect(lineageOf(model.requests[1]!.messages)).toBe(lineageOf(agent.state.messages))
   })
 
   it('looks like a plain array: nothing extra to iteration, keys, JSON or equality', () => {

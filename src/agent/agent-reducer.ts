@@ -20,7 +20,7 @@ import { deepFreeze } from '../types/deep-freeze.js'
 import type { AgentMessage, AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import { settleTranscript } from '../types/settle.js'
-import { appendMessages } from '../types/growing-transcript.js'
+import { appendMessages, emptyTranscript } from '../types/growing-transcript.js'
 import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry } from './agent-log.js'
 import { initialAgentState, type AgentState, type PendingApproval } from './agent-state.js'
@@ -157,7 +157,8 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
     case 'reset':
       return produce(state, (d) => {
         endRun(d)
-        d.messages = castDraft(EMPTY)
+        // A new empty transcript of its own (see `emptyTranscript`); an empty one stays.
+        if (state.messages.length > 0) d.messages = castDraft(emptyTranscript())
         d.steeringQueue = castDraft(EMPTY)
         d.followUpQueue = castDraft(EMPTY)
         d.error = undefined

@@ -4,6 +4,7 @@
  * before it; the message being streamed lives in its own field, so a
  * snapshot while streaming never copies the history.
  */
+import { emptyTranscript } from '../types/growing-transcript.js'
 import type { AgentMessage, AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import type { AgentTool } from '../types/tool.js'
@@ -49,7 +50,8 @@ export function initialAgentState(fields: Pick<AgentState, 'systemPrompt' | 'mod
     systemPrompt: fields.systemPrompt,
     model: fields.model,
     tools: Object.freeze([...fields.tools]),
-    messages: Object.isFrozen(fields.messages) ? fields.messages : Object.freeze([...fields.messages]),
+    // An empty one gets a backing, which the first run's loop shares (see `emptyTranscript`).
+    messages: fields.messages.length === 0 ? emptyTranscript() : Object.isFrozen(fields.messages) ? fields.messages : Object.freeze([...fields.messages]),
     isRunning: false,
     streamMessage: undefined,
     pendingToolCalls: Object.freeze([]),

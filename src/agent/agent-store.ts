@@ -3,7 +3,7 @@
  * it into the state (`reduceAgentLog`) and publishes both. The state and
  * the log never disagree: an entry the reducer refuses is not appended.
  */
-import { BehaviorSubject, Subject, type Observable } from 'rxjs'
+import { Observable, Subject, type Subscriber } from 'rxjs'
 import type { ProviderChunk } from '../types/chunk.js'
 import type { AgentEndEvent, AgentEvent, MessageUpdateEvent, PolicyDecisionEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
@@ -27,10 +27,43 @@ export const LARGE_MESSAGE_BLOCKS = 256
 /** See {@link LARGE_MESSAGE_BLOCKS}. */
 const REFRESHES_PER_SIZE = 64
 
+/**
+ * What a `BehaviorSubject` did for the store's snapshots — the current one to
+ * a new subscriber, then every one after to every subscriber, in the order
+ * they subscribed — without RxJS's allocations per emission: `Subject.next`
+ * wraps its loop in a closure (`errorContext`) and walks its observers with a
+ * downleveled `for…of` (an iterator and its result objects), about 200 bytes
+ * for every delta of a streamed answer. The observers are a copy-on-write
+ * array: one that subscribes or unsubscribes during an emission changes the
+ * next emissions, not this one (as with a Subject; one unsubscribed is not
+ * called, its subscriber being closed). A subscriber's throw is its own, as
+ * with any RxJS subscriber (reported, never thrown into the store).
+ */
+class Snapshots {
+  private observers: readonly Subscriber<AgentState>[] = []
+  readonly state$: Observable<AgentState>
+
+  constructor(public value: AgentState) {
+    this.state$ = new Observable<AgentState>((subscriber) => {
+      this.observers = [...this.observers, subscriber]
+      subscriber.next(this.value)
+      return () => {
+        this.observers = this.observers.filter((o) => o !== subscriber)
+      }
+    })
+  }
+
+  next(value: AgentState): void {
+    this.value = value
+    const observers = this.observers
+    for (let i = 0; i < observers.length; i++) observers[i]!.next(value)
+  }
+}
+
 /** See the module comment. */
 export class AgentStore {
   private entries: AgentLogEntry[]
-  private readonly state$$: BehaviorSubject<AgentState>
+  private readonly state$$: Snapshots
   private readonly log$$ = new Subject<AgentLogEntry>()
   /** The tools a `tools` entry can name: every tool the agent was given. */
   private readonly toolbox = new Map<string, AgentTool>()
@@ -63,8 +96,8 @@ export class AgentStore {
     this.know(tools)
     const entry: AgentLogEntry = { ...init, seq: 0 }
     this.entries = [entry]
-    this.state$$ = new BehaviorSubject(stateOfInit(entry, this.resolve))
-    this.state$ = this.state$$.asObservable()
+    this.state$$ = new Snapshots(stateOfInit(entry, this.resolve))
+    this.state$ = this.state$$.state$
   }
 
   get state(): AgentState {
@@ -83,11 +116,24 @@ export class AgentStore {
 
   /** Appends `command` at the next position. @throws what the reducer throws (the entry is then not appended). */
   append(command: AgentLogCommand): AgentLogEntry {
-    const entry = { ...command, seq: this.entries.length } as AgentLogEntry
+    return this.commit({ ...command, seq: this.entries.length } as AgentLogEntry)
+  }
+
+  /** The position the next entry takes. */
+  private get next(): number {
+    return this.entries.length
+  }
+
+  /**
+   * Appends `entry`, built at {@link next} (a run's events build theirs with their `seq`
+   * rather than as a command copied by {@link append}: one object per entry, not two).
+   */
+  private commit(entry: AgentLogEntry): AgentLogEntry {
     const state = reduceAgentLog(this.state$$.value, entry, this.resolve)
     this.entries.push(entry)
     if (state !== this.state$$.value) this.state$$.next(state)
-    this.log$$.next(entry)
+    // No one follows the log (an agent without a durable session): no `Subject.next`, which allocates.
+    if (this.log$$.observed) this.log$$.next(entry)
     return entry
   }
 
@@ -124,24 +170,25 @@ export class AgentStore {
         this.marker.fallback(event)
         this.chunks?.({ type: 'retry', attempt: 0, delayMs: 0, error: event.error, model: event.to })
         return this.stream(undefined)
+      // Each entry built as it is logged, `seq` last (as `append` puts it).
       case 'agentStart':
-        this.append({ type: 'agentStart' })
+        this.commit({ type: 'agentStart', seq: this.next })
         return
       case 'turnStart':
         this.marker.turnStart()
-        this.append({ type: 'turnStart', turnIndex: event.turnIndex })
+        this.commit({ type: 'turnStart', turnIndex: event.turnIndex, seq: this.next })
         return
       case 'turnEnd':
-        this.append({ type: 'turnEnd', turnIndex: event.turnIndex })
+        this.commit({ type: 'turnEnd', turnIndex: event.turnIndex, seq: this.next })
         return
       case 'messageEnd': {
         const stream = event.message.role === 'assistant' ? this.marker.end() : undefined
-        this.append(stream === undefined ? { type: 'messageEnd', message: event.message } : { type: 'messageEnd', message: event.message, stream })
+        this.commit(stream === undefined ? { type: 'messageEnd', message: event.message, seq: this.next } : { type: 'messageEnd', message: event.message, stream, seq: this.next })
         return
       }
       case 'toolExecutionStart':
       case 'toolExecutionEnd':
-        this.append({ type: event.type, toolCallId: event.toolCallId })
+        this.commit({ type: event.type, toolCallId: event.toolCallId, seq: this.next })
         return
       case 'policyDecision':
         return this.recordDecision(event)
@@ -162,7 +209,7 @@ export class AgentStore {
 
   private recordEnd(event: AgentEndEvent): void {
     const { stopReason, error } = event.result
-    this.append(error === undefined ? { type: 'agentEnd', stopReason } : { type: 'agentEnd', stopReason, error })
+    this.commit(error === undefined ? { type: 'agentEnd', stopReason, seq: this.next } : { type: 'agentEnd', stopReason, error, seq: this.next })
   }
 
   /** The transient update of the message streaming now (not logged: see `agent-reducer.ts`). */

@@ -411,7 +411,12 @@ function flattened(s: string): string {
  */
 function frozenBlock(block: Draft<AssistantContent>, maxDepth: number): AssistantContent {
   if (isStreamingCall(block)) return streamingToolCall(block.id, block.name, block.partialJson, maxDepth)
-  return Object.freeze({ ...block } as AssistantContent)
+  // `Object.assign` rather than a spread: in optimized code a spread's copy has a hidden class
+  // with no transitions, and freezing it made a new hidden class for every block — one per
+  // delta, garbage in the old generation until a full GC (agent-text 200k: the heap at the
+  // run's end 37 -> 14 MB; reader-text 44 -> 7 MB). The block's keys are the fold's own
+  // (never `__proto__`), so assigning them is defining them.
+  return Object.freeze(Object.assign({}, block) as AssistantContent)
 }
 
 /** A tool call whose arguments are still arriving: some JSON text, not yet ended. */

@@ -35,6 +35,19 @@ const backingOf = (messages: readonly AgentMessage[]): Backing | undefined => (m
  */
 export const lineageOf = (messages: readonly AgentMessage[]): object | undefined => backingOf(messages)
 
+/**
+ * A new empty transcript with a backing of its own. Holders that append the
+ * same messages to it (a run's loop and its Agent's state) then share their
+ * snapshots, as they do on any transcript built here; appended to a plain
+ * empty array, each would start a backing of its own and copy the whole
+ * transcript at every append (an Agent's first run: four copies per tool
+ * turn instead of two). Its own backing, not a shared constant's: the
+ * backing holds every message appended to it.
+ */
+export function emptyTranscript(): readonly AgentMessage[] {
+  return snapshotOf({ items: [], firstCustom: Number.POSITIVE_INFINITY }, 0)
+}
+
 /** `messages` followed by `more`, frozen; `messages` itself is untouched. */
 export function appendMessages(messages: readonly AgentMessage[], more: readonly AgentMessage[]): readonly AgentMessage[] {
   if (more.length === 0) return messages
