@@ -23,6 +23,22 @@ const slowly = (chunks: readonly ProviderChunk[]) => () => from(chunks).pipe(con
 
 const textOf = (result: { content?: unknown }) => (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('')
 
+/**
+ * What `connectMcp` does on its side (src/mcp/connection.ts): the SDK's client
+ * dispatches a notification a microtask late but a response at once, and
+ * forgets a call's progress handler with its response, so progress read in the
+ * same chunk as the result (a loaded machine reads late, and several messages
+ * at once) would be dropped by the client, not by the server under test.
+ */
+function deferResponses(transport: { onmessage?: ((message: never, extra?: never) => void) | undefined }): void {
+  const deliver = transport.onmessage!
+  transport.onmessage = (message, extra) => {
+    const m = message as { id?: unknown; method?: unknown }
+    if (m.id !== undefined && m.method === undefined) setImmediate(() => deliver(message, extra))
+    else deliver(message, extra)
+  }
+}
+
 describe('serveMcp over stdio', () => {
   let sources: ReturnType<typeof transpiledSources>
   let client: Client
@@ -30,7 +46,9 @@ describe('serveMcp over stdio', () => {
     sources = transpiledSources()
     client = new Client({ name: 'test', version: '1' })
     const script = fileURLToPath(new URL('./servers/serve-stdio.mjs', import.meta.url))
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [script, sources.dir], stderr: 'inherit' }))
+    const transport = new StdioClientTransport({ command: process.execPath, args: [script, sources.dir], stderr: 'inherit' })
+    await client.connect(transport)
+    deferResponses(transport)
   }, 60_000)
   afterAll(async () => {
     await client?.close()
@@ -57,10 +75,8 @@ describe('serveMcp over stdio', () => {
     const seen: { progress: number; message?: string }[] = []
     const result = await client.callTool({ name: 'steps', arguments: { n: 4 } }, { onprogress: (p) => void seen.push({ progress: p.progress, ...(p.message !== undefined && { message: p.message }) }) })
     expect(textOf(result)).toBe('counted to 4')
-    // In order; the SDK's client may drop the last one when it arrives in the same read as the result.
-    const expected = [1, 2, 3].map((i) => ({ progress: i, message: `step ${i}` }))
-    expect(seen.length).toBeGreaterThanOrEqual(2)
-    expect(seen).toEqual(expected.slice(0, seen.length))
+    // Every one, in order (see `deferResponses`).
+    expect(seen).toEqual([1, 2, 3].map((i) => ({ progress: i, message: `step ${i}` })))
   })
 
   it("the caller's cancellation aborts the tool", async () => {
@@ -75,9 +91,9 @@ describe('serveMcp over stdio', () => {
     const seen: string[] = []
     const result = await client.callTool({ name: 'oracle', arguments: { prompt: 'what is it?' } }, { onprogress: (p) => void seen.push(p.message ?? '') })
     expect(textOf(result)).toBe('The answer is 42.')
-    // Every delta in order (the last may be dropped by the SDK's client, see above).
+    // Every delta, in order (see `deferResponses`).
     expect(seen.length).toBeGreaterThanOrEqual(2)
-    expect('The answer is 42.'.startsWith(seen.join(''))).toBe(true)
+    expect(seen.join('')).toBe('The answer is 42.')
   })
 })
 
