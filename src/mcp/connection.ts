@@ -165,7 +165,7 @@ type Connected = { client: Client; terminate: () => Promise<void> }
  * last update) would be dropped. Called once the client is connected (it
  * has set `onmessage` then); order among responses is kept.
  */
-function deferResponses(transport: { onmessage?: ((message: never, extra?: never) => void) | undefined }): void {
+export function deferResponses(transport: { onmessage?: ((message: never, extra?: never) => void) | undefined }): void {
   const deliver = transport.onmessage
   if (deliver === undefined) return
   transport.onmessage = (message, extra) => {

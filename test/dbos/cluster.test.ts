@@ -213,21 +213,18 @@ describePostgres('rxagent/dbos: a cluster of worker processes on PostgreSQL', (c
         await sleep(20)
       }
     }
-    const streaming = await client.prompt('slowAb', 'ledger', 'hold')
-    await waitFor('slowAb', 'no text streamed', (records) => records.some((r) => r.body.type === 'stream' && r.body.chunks.some((c) => c.type === 'textDelta')))
-    expect(await client.abort('slowAb')).toBe(true)
-    expect((await client.outcome(streaming.runId, { timeoutMs: 30_000 })).stopReason).toBe('aborted')
-    const log = await logOf(client.store, 'slowAb')
-    checkTranscript('slowAb', log)
-    expect(log.filter((e) => e.type === 'agentEnd')).toMatchObject([{ stopReason: 'aborted' }])
-
-    const gated = await client.prompt('gAb', 'gated', 'deploy it')
-    await waitFor('gAb', 'no approval was requested', (records) => records.some((r) => r.body.type === 'approvalRequested'))
-    expect(await client.abort('gAb')).toBe(true)
-    expect((await client.outcome(gated.runId, { timeoutMs: 30_000 })).stopReason).toBe('aborted')
-    const glog = await logOf(client.store, 'gAb')
-    checkTranscript('gAb', glog)
-    expect(glog.filter((e) => e.type === 'agentEnd')).toMatchObject([{ stopReason: 'aborted' }])
+    /** Prompts `sessionId`'s agent, aborts its run once `seen` holds, and checks it ended aborted with a valid transcript. */
+    const abortedOnce = async (sessionId: string, agent: string, prompt: string, what: string, seen: (records: readonly SessionRecord[]) => boolean) => {
+      const run = await client.prompt(sessionId, agent, prompt)
+      await waitFor(sessionId, what, seen)
+      expect(await client.abort(sessionId)).toBe(true)
+      expect((await client.outcome(run.runId, { timeoutMs: 30_000 })).stopReason).toBe('aborted')
+      const log = await logOf(client.store, sessionId)
+      checkTranscript(sessionId, log)
+      expect(log.filter((e) => e.type === 'agentEnd')).toMatchObject([{ stopReason: 'aborted' }])
+    }
+    await abortedOnce('slowAb', 'ledger', 'hold', 'no text streamed', (records) => records.some((r) => r.body.type === 'stream' && r.body.chunks.some((c) => c.type === 'textDelta')))
+    await abortedOnce('gAb', 'gated', 'deploy it', 'no approval was requested', (records) => records.some((r) => r.body.type === 'approvalRequested'))
 
     const next = await client.prompt('slowAb', 'ledger', 'again')
     expect((await client.outcome(next.runId, { timeoutMs: 60_000 })).stopReason).toBe('stop')

@@ -17,27 +17,13 @@ import { InvalidInputError } from '../../src/types/input.js'
 import type { AgentResult } from '../../src/types/result.js'
 import { reply, scriptedModel } from '../../marbles/index.js'
 import { transpiledSources } from './transpile.js'
+// What `connectMcp` does on its side: progress read in the same chunk as the result would otherwise be dropped by the SDK's client, not by the server under test.
+import { deferResponses } from '../../src/mcp/connection.js'
 
 /** A scripted reply played one chunk per millisecond (the Agent's events$ replays no deltas that were over before it was subscribed). */
 const slowly = (chunks: readonly ProviderChunk[]) => () => from(chunks).pipe(concatMap((c) => timer(1).pipe(map(() => c))))
 
 const textOf = (result: { content?: unknown }) => (result.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('')
-
-/**
- * What `connectMcp` does on its side (src/mcp/connection.ts): the SDK's client
- * dispatches a notification a microtask late but a response at once, and
- * forgets a call's progress handler with its response, so progress read in the
- * same chunk as the result (a loaded machine reads late, and several messages
- * at once) would be dropped by the client, not by the server under test.
- */
-function deferResponses(transport: { onmessage?: ((message: never, extra?: never) => void) | undefined }): void {
-  const deliver = transport.onmessage!
-  transport.onmessage = (message, extra) => {
-    const m = message as { id?: unknown; method?: unknown }
-    if (m.id !== undefined && m.method === undefined) setImmediate(() => deliver(message, extra))
-    else deliver(message, extra)
-  }
-}
 
 describe('serveMcp over stdio', () => {
   let sources: ReturnType<typeof transpiledSources>
