@@ -6,7 +6,31 @@
  * microtasks each, no timers), like a provider's SSE event iterator.
  */
 export async function* asyncSource(items) {
-  for (const item of items) yield item
+  const sample = heapSampler
+  if (sample === undefined) {
+    for (const item of items) yield item
+    return
+  }
+  for (const item of items) {
+    if ((++sourceItems & (SAMPLE_EVERY - 1)) === 0) sample()
+    yield item
+  }
+}
+
+/**
+ * The memory run's heap sampler (worker.mjs sets it for that run only, never for a timed one):
+ * called every SAMPLE_EVERY items that any source yields. A run made only of microtasks never
+ * lets a timer fire, so a sampler on a timer saw only the heap at the run's end; the shared
+ * source is where every runtime's run passes, at the same pace for all.
+ */
+let heapSampler
+let sourceItems = 0
+const SAMPLE_EVERY = 64
+
+/** Sets (or, `undefined`, removes) the sampler `asyncSource` calls while it streams. */
+export function sampleWhileStreaming(sampler) {
+  heapSampler = sampler
+  sourceItems = 0
 }
 
 /**

@@ -2,7 +2,8 @@
 //   node --expose-gc bench/worker.mjs <runtime> <scenario> <size> [runs] [smoke] [nomemory]
 // Prints one JSON line: the samples and their medians (wall and CPU time).
 import { PerformanceObserver } from 'node:perf_hooks'
-import { history } from './inputs.mjs'
+import { getHeapStatistics } from 'node:v8'
+import { history, sampleWhileStreaming } from './inputs.mjs'
 import { scenarios as defaults } from './inputs.mjs'
 import { spread } from './stats.mjs'
 
@@ -103,9 +104,21 @@ async function measured() {
   const resourcesBefore = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length
   const heapBefore = process.memoryUsage().heapUsed
   let peak = heapBefore
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 1)
-  const result = await run()
-  clearInterval(sampler)
+  // Sampled as the shared source streams (every 64 items: what a run of microtasks only allows)
+  // and on a 1 ms timer (runs that wait on timers: PARALLEL's tools).
+  const sample = () => {
+    const used = getHeapStatistics().used_heap_size
+    if (used > peak) peak = used
+  }
+  sampleWhileStreaming(sample)
+  const sampler = setInterval(sample, 1)
+  let result
+  try {
+    result = await run()
+  } finally {
+    clearInterval(sampler)
+    sampleWhileStreaming(undefined)
+  }
   peak = Math.max(peak, process.memoryUsage().heapUsed)
   gc()
   const retained = process.memoryUsage().heapUsed - heapBefore
