@@ -169,7 +169,7 @@ export {
 } from './turn/turn-state.js'
 export { TurnProtocolError } from './turn/turn-protocol.js'
 export { defaultTurn, composeTurn, agentLoop, agentLoopContinue, type AgentLoopConfig, type TurnStages } from './loop/agent-loop.js'
-export { agentLoopResume } from './loop/agent-loop-resume.js'
+export { agentLoopResume, type ResumeOptions } from './loop/agent-loop-resume.js'
 export { fromAsyncIterable } from './rx/from-async-iterable.js'
 export type { MessageSource, QueueMode } from './loop/message-queue.js'
 export { agentResult, transcriptFromEvents } from './loop/transcript.js'

@@ -76,4 +76,28 @@ describe('agentLoopResume', () => {
     await expect(lastValueFrom(agentLoopResume({ systemPrompt: '', messages: [userMessage('go', 0)], tools: [] }, config))).rejects.toThrow(/does not end with an assistant message/)
     await expect(lastValueFrom(agentLoopResume({ systemPrompt: '', messages: [userMessage('go', 0), assistantMessage([text('hi')])], tools: [] }, config))).rejects.toThrow(/has no tool calls to resume/)
   })
+
+  it('numbers its turns on from `turnIndex`, and maxTurns counts the turns before it', () => {
+    ran.length = 0
+    const model = scriptedModel([reply.text('done')])
+    const messages: AgentMessage[] = [userMessage('go', 0), answer(['c0'])]
+    runAgentMarbles(({ expectTimeline, scheduler }) => {
+      // Suspended in its third turn (index 2) under maxTurns 3: the resumed turn is the last one, the model is not asked again.
+      const config: AgentLoopConfig = { model: model.model, streamFn: model.streamFn, scheduler, maxTurns: 3 }
+      expectTimeline(agentLoopResume({ systemPrompt: '', messages, tools: [work] }, config, { turnIndex: 2 })).toBe(`
+        0 agentStart, turnStart:2, toolStart:c0
+        3 toolEnd:c0, msgStart:toolResult, msgEnd:toolResult:c0, turnEnd:2, agentEnd:maxTurns, |
+      `)
+    })
+    expect(ran).toEqual(['work 0'])
+    expect(model.requests).toHaveLength(0)
+  })
+
+  it('refuses a turnIndex that is not a non-negative integer, naming it', () => {
+    const model = scriptedModel([reply.text('ok')])
+    const config: AgentLoopConfig = { model: model.model, streamFn: model.streamFn }
+    const messages: AgentMessage[] = [userMessage('go', 0), answer(['c0'])]
+    expect(() => agentLoopResume({ systemPrompt: '', messages, tools: [work] }, config, { turnIndex: -1 })).toThrow(/agentLoopResume.*options\.turnIndex/)
+    expect(() => agentLoopResume({ systemPrompt: '', messages, tools: [work] }, config, { turnIndex: 1.5 })).toThrow(/options\.turnIndex/)
+  })
 })

@@ -215,13 +215,16 @@ export abstract class AgentCore {
     if (this.state.pendingApprovals.length > 0) return true
     // Every decision logged since the suspended run started or last resumed (some maybe by a process that stopped since), for its gate.
     const log = this.store.log
+    // The turn it was suspended in: the resumed turn keeps its number, so that `maxTurns` counts the run's turns across the suspension.
+    let turnIndex: number | undefined
     let i = log.length - 1
     for (; i >= 0 && log[i]!.type !== 'runStart' && log[i]!.type !== 'runResumed'; i--) {
       const entry = log[i]!
       if (entry.type === 'approvalDecided') this.approvals.predecide(entry.toolCallId, entry.decision, entry.seq)
+      else if (entry.type === 'turnStart') turnIndex ??= entry.turnIndex
     }
     const suspended = log[i]
-    const loop = (context: RunContext, config: AgentLoopConfig) => agentLoopResume(context, config)
+    const loop = (context: RunContext, config: AgentLoopConfig) => agentLoopResume(context, config, { turnIndex: turnIndex ?? 0 })
     // The same run goes on (`runResumed`): the log keeps one start and one end per run.
     if (suspended?.type === 'runStart' || suspended?.type === 'runResumed') this.runs.resume(loop, suspended.runId)
     else this.runs.start(loop, {}, [])

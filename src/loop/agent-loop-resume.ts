@@ -3,10 +3,12 @@
  * that answer's tool calls: a run that waited for an approval when its
  * process exited, and whose session another process opened.
  */
+import * as t from 'io-ts'
 import { asyncScheduler, defer, type Observable } from 'rxjs'
 import type { AgentContext } from '../turn/turn-state.js'
+import { NonNegativeInteger } from '../types/codec.js'
 import type { AgentEvent } from '../types/event.js'
-import { decodeContext } from '../types/input.js'
+import { decodeContext, decodeInput } from '../types/input.js'
 import { toolCallsOf, type AgentMessage, type AssistantMessage } from '../types/message.js'
 import { repaired, runLoop, type AgentLoopConfig } from './agent-loop.js'
 
@@ -19,6 +21,19 @@ function lastAnswer(messages: readonly AgentMessage[]): { readonly index: number
   }
   return undefined
 }
+
+/** Where a resumed run stands in its own count of turns. */
+export const ResumeOptions = t.partial({
+  /**
+   * The index of the turn being resumed (default 0): the run's turns are
+   * numbered on from it, and `maxTurns` counts the turns before it — a run
+   * suspended in its third turn (index 2) and resumed with `turnIndex: 2`
+   * stops under `maxTurns: 3` after the resumed turn, as it would have
+   * without the suspension.
+   */
+  turnIndex: NonNegativeInteger,
+})
+export type ResumeOptions = t.TypeOf<typeof ResumeOptions>
 
 /**
  * Resumes from a transcript that ends with an assistant message whose tool
@@ -38,10 +53,12 @@ function lastAnswer(messages: readonly AgentMessage[]): { readonly index: number
  * events:     agentStart, turnStart, (approval, execution of b), messageStart/End(result b), turnEnd, turnStart, (model…)
  * ```
  *
- * @throws InvalidInputError when the context does not decode (see `agentLoop`); an Error when the transcript does not end with an assistant message's calls or their results.
+ * @param options where the run stands: `turnIndex`, the resumed turn's index (see {@link ResumeOptions}).
+ * @throws InvalidInputError when the context or the options do not decode (see `agentLoop`); an Error when the transcript does not end with an assistant message's calls or their results.
  */
-export function agentLoopResume(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+export function agentLoopResume(context: AgentContext, config: AgentLoopConfig, options: ResumeOptions = {}): Observable<AgentEvent> {
   const decoded = decodeContext(context, 'agentLoopResume', (config.scheduler ?? asyncScheduler).now())
+  const turnIndex = decodeInput(ResumeOptions, options, 'agentLoopResume', 'options', 'options').turnIndex ?? 0
   return defer(() => {
     const found = lastAnswer(decoded.messages)
     if (found === undefined) throw new Error('agentLoopResume: the transcript does not end with an assistant message and its tool results')
@@ -53,7 +70,7 @@ export function agentLoopResume(context: AgentContext, config: AgentLoopConfig):
     const settled: AgentContext = { ...before, messages: Object.freeze([...before.messages, ...decoded.messages.slice(found.index)]) }
     if (open.length === 0) {
       if (calls.length === 0) throw new Error("agentLoopResume: the last message is the assistant's and has no tool calls to resume; add a user message first")
-      return runLoop(settled, [], config)
+      return runLoop(settled, [], config, undefined, false, turnIndex)
     }
     const unanswered = new Set(open.map((call) => call.id))
     // The answer as far as this turn is concerned: its text and the calls still to run (the transcript keeps the whole message).
@@ -61,6 +78,6 @@ export function agentLoopResume(context: AgentContext, config: AgentLoopConfig):
       ...found.message,
       content: Object.freeze(found.message.content.filter((block) => block.type !== 'toolCall' || unanswered.has(block.id))),
     })
-    return runLoop(settled, [], config, answer)
+    return runLoop(settled, [], config, answer, false, turnIndex)
   })
 }

@@ -249,9 +249,9 @@ export function repaired(context: AgentContext): AgentContext {
  * A run over `context` (already decoded; repaired at each subscription with
  * `repair`, else already) with `prompts`. With `answer`, the first turn is a
  * resumed one: its answer is `answer` (its tool calls are dispatched without
- * a model call; see `agentLoopResume`).
+ * a model call; see `agentLoopResume`), numbered `turnIndex`.
  */
-export function runLoop(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig, answer?: AssistantMessage, repair = false): Observable<AgentEvent> {
+export function runLoop(context: AgentContext, prompts: readonly AgentMessage[], config: AgentLoopConfig, answer?: AssistantMessage, repair = false, turnIndex = 0): Observable<AgentEvent> {
   // One Observable per run, no `defer` around it: a throw while the run is set up errors the subscriber as well.
   return new Observable<AgentEvent>((subscriber) => {
     const scheduler = config.scheduler ?? asyncScheduler
@@ -259,7 +259,7 @@ export function runLoop(context: AgentContext, prompts: readonly AgentMessage[],
     const followUp = queueOf(config.followUp, config.followUpMode, 'followUp', scheduler, 'follow-up source')
     const turn = (config.turn ?? defaultTurn)(turnStages(config, scheduler, steering, followUp))
     const initial = initialState(repair ? repaired(context) : context, config.model, prompts, emptyUsage, emptyCost)
-    const first = answer === undefined ? initial : nextState(initial, { assistant: answer })
+    const first = answer === undefined ? (turnIndex === 0 ? initial : nextState(initial, { turnIndex })) : nextState(initial, { assistant: answer, turnIndex })
     // agentStart is emitted here rather than with `concat`: a concat would add a layer every event of the run passes through.
     subscriber.next({ type: 'agentStart' })
     if (subscriber.closed) return

@@ -129,4 +129,27 @@ describe.each(storeKinds)('a suspended run resumed after reopening (%s store)', 
     expect(c.log.filter((e) => e.type === 'runResumed')).toHaveLength(2)
     await expectOneRun(store, 'rr2', c, first.runId, live)
   })
+
+  it('keeps counting its turns: the resumed turn has the number it was suspended in, and maxTurns holds across', async () => {
+    const store = await make()
+    const first = reply.toolCalls([{ id: 'mt-e1', name: 'echo', args: { text: 'a' } }])
+    const second = reply.toolCalls([{ id: 'mt-rm1', name: 'rm', args: { path: '/a' } }])
+    const a = await openAgent(store, 'mt1', handModel([first, second]), { approveTool: 'resolveApproval', maxTurns: 2 })
+    const run = a.prompt('clean up')
+    await until(() => a.state.pendingApprovals.length === 1, 'the approval request')
+    await a.session!.close()
+    await run
+
+    // Suspended in its second turn (index 1) under maxTurns 2: resumed, that turn is its last; the model is not asked again.
+    const model = handModel([reply.text('one turn too many')])
+    const b = await openAgent(store, 'mt1', model, { approveTool: 'resolveApproval', maxTurns: 2, holder: 'b' })
+    expect(b.resolveApproval('mt-rm1', { approved: true })).toBe(true)
+    await b.waitForIdle()
+    await b.session!.flush()
+    expect(model.calls()).toBe(0)
+    expect(runs.get('mt-rm1')).toBe(1)
+    const log = await logOf(store, 'mt1')
+    expect(log.flatMap((e) => (e.type === 'turnStart' ? [e.turnIndex] : []))).toEqual([0, 1, 1])
+    expect(log.at(-1)).toMatchObject({ type: 'agentEnd', stopReason: 'maxTurns' })
+  })
 })
