@@ -6,7 +6,7 @@ import type { LlmRequest, StreamFn, StreamOptions } from '../src/types/request.j
 import { toolSchemaOf, type AgentTool, type ToolSchema } from '../src/types/tool.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
 import type { AssistantMessage } from '../src/types/message.js'
-import { linked } from '../src/rx/linked-observer.js'
+import { linked, LinkedObserver } from '../src/rx/linked-observer.js'
 import { callStreamFn } from '../src/rx/user-callback.js'
 import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import { accumulateMessage } from './accumulate-message.js'
@@ -116,7 +116,7 @@ export function streamLlm(options: StreamLlmOptions): TurnOperator {
               })
         chunks$
           .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }))
-          .subscribe(linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state)))
+          .subscribe(linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state), undefined, AnswerLink))
       })
     },
     { stage: 'streamLlm' },
@@ -158,5 +158,17 @@ class AnswerEvents {
   }
 }
 
-// Its hidden class outlives a run (see `resident`).
-resident(new AnswerEvents(unused, unused))
+/** The answer's linked observer, with a `next` of its own: every event of the answer passes here (see `LinkClass`). */
+class AnswerLink extends LinkedObserver<AssistantStreamEvent> {
+  override next(event: AssistantStreamEvent): void {
+    if (this.stopped || this.closed) return
+    try {
+      this.handlers.next(event)
+    } catch (thrown) {
+      this.route(thrown)
+    }
+  }
+}
+
+// Their hidden classes outlive a run (see `resident`).
+resident(new AnswerLink(resident(new AnswerEvents(unused, unused)), undefined, undefined))
