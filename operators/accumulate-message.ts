@@ -1,5 +1,5 @@
 import { Observable, type OperatorFunction, type Subscriber } from 'rxjs'
-import { linked, type LinkedObserver } from '../src/rx/linked-observer.js'
+import { linked, LinkedObserver } from '../src/rx/linked-observer.js'
 import { MessageFold, type FoldFailure, type MessageUpdate } from '../src/stream/message-fold.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
@@ -58,7 +58,7 @@ export function accumulateMessage(options: AccumulateMessageOptions): OperatorFu
         options.abort.subscribe(linked<unknown>(subscriber, { next: () => accumulation.end({ reason: 'aborted', message: 'the request was aborted' }), complete: () => undefined }))
         if (accumulation.ended) return
       }
-      accumulation.input = linked<ProviderChunk>(subscriber, accumulation)
+      accumulation.input = linked<ProviderChunk>(subscriber, accumulation, undefined, ChunkLink)
       source.subscribe(accumulation.input)
     })
 }
@@ -161,5 +161,18 @@ class Accumulation {
   }
 }
 
-// Its hidden class outlives a run (see `resident`).
-resident(new Accumulation(unused, { model: { provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, now: () => 0 }))
+/** The chunks' linked observer, with a `next` of its own: every chunk passes here (see `LinkClass`). */
+class ChunkLink extends LinkedObserver<ProviderChunk> {
+  override next(chunk: ProviderChunk): void {
+    if (this.stopped || this.closed) return
+    try {
+      this.handlers.next(chunk)
+    } catch (thrown) {
+      this.route(thrown)
+    }
+  }
+}
+
+// Their hidden classes outlive a run (see `resident`).
+const residentAccumulation = resident(new Accumulation(unused, { model: { provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, now: () => 0 }))
+resident(new ChunkLink(residentAccumulation, undefined, undefined))

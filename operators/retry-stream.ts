@@ -3,7 +3,7 @@ import type { ProviderChunk } from '../src/types/chunk.js'
 import { ProviderError, type ProviderErrorInfo } from '../src/types/provider-error.js'
 import type { RetryOptions } from '../src/types/run-config.js'
 import { errorText } from '../src/types/codec.js'
-import { linked } from '../src/rx/linked-observer.js'
+import { linked, LinkedObserver } from '../src/rx/linked-observer.js'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import { resident, unused } from '../src/rx/resident.js'
 
@@ -76,7 +76,7 @@ class Retries {
 
   /** Subscribes the next attempt; a linked observer: one call per chunk on the hot path, torn down with the subscriber. */
   start(): void {
-    this.source.subscribe(linked<ProviderChunk>(this.subscriber, new Attempt(this.subscriber, this)))
+    this.source.subscribe(linked<ProviderChunk>(this.subscriber, new Attempt(this.subscriber, this), undefined, AttemptLink))
   }
 
   /** An attempt failed: a retry after the backoff, or the error passed on. */
@@ -137,5 +137,18 @@ class Attempt {
   }
 }
 
+/** An attempt's linked observer, with a `next` of its own: every chunk passes here (see `LinkClass`). */
+class AttemptLink extends LinkedObserver<ProviderChunk> {
+  override next(chunk: ProviderChunk): void {
+    if (this.stopped || this.closed) return
+    try {
+      this.handlers.next(chunk)
+    } catch (thrown) {
+      this.route(thrown)
+    }
+  }
+}
+
 // Their hidden classes outlive a run (see `resident`).
-resident(new Attempt(unused, resident(new Retries(unused, unused, unused))))
+const residentAttempt = resident(new Attempt(unused, resident(new Retries(unused, unused, unused))))
+resident(new AttemptLink(residentAttempt, undefined, undefined))

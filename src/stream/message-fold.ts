@@ -283,6 +283,8 @@ interface HeadMeta {
 class Head {
   private readonly work: Working = { content: [], usage: { ...emptyUsage, extra: {} } }
   private readonly changed = new Set<number>()
+  /** The index added to `changed` last (-1: none since the last snapshot). */
+  private lastChanged = -1
   /** The text of each text or thinking block, by content index. */
   private readonly growing: (GrowingText | undefined)[] = []
   private usageChanged = false
@@ -315,7 +317,11 @@ class Head {
       if (chunk.type === 'textDelta' || chunk.type === 'thinkingDelta') this.growing[index] = new GrowingText(chunk.text)
     }
     if (chunk.type === 'usage') this.usageChanged = true
-    else this.changed.add(index)
+    else if (index !== this.lastChanged) {
+      // A run of deltas into one block adds its index once, not a Set insertion per token.
+      this.changed.add(index)
+      this.lastChanged = index
+    }
     this.last = undefined
   }
 
@@ -331,6 +337,7 @@ class Head {
       this.frozen[i] = frozenBlock(block, this.maxDepth)
     }
     this.changed.clear()
+    this.lastChanged = -1
     if (this.usageChanged) {
       this.frozenUsage = Object.freeze({ ...this.work.usage, extra: Object.freeze({ ...this.work.usage.extra }) })
       this.usageChanged = false
