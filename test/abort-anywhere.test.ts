@@ -9,6 +9,7 @@
  * result, and the pending Observable is unsubscribed at that very frame.
  * Then the Promise shapes (a never-settling and a late Promise).
  */
+import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import { NEVER, tap, type Observable } from 'rxjs'
 import { chunk, reply, runAgentMarbles, scriptedModel, type ScriptedResponse } from '../marbles/index.js'
@@ -288,6 +289,20 @@ describe('abort while a Promise is pending', () => {
       expectEveryCallAnsweredOnce(events)
     })
   }
+
+  it("the run's signal gets one listener for all its stages, and none once the run ended or was unsubscribed", () => {
+    const controller = new AbortController()
+    let most = 0
+    const count = () => (most = Math.max(most, getEventListeners(controller.signal, 'abort').length))
+    const events = collect(loop([twoCalls, twoCalls, reply.text('done')], [addTool], { signal: controller.signal, transformContext: (m) => (count(), m) }).pipe(tap(count)))
+    expect(resultOf(events).stopReason).toBe('stop')
+    expect(most).toBe(1)
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+    const waiting = loop([reply.text('x')], [], { signal: controller.signal, transformContext: () => NEVER }).subscribe()
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1)
+    waiting.unsubscribe()
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+  })
 
   it('a source that never answers, with no signal: the run still waits (unsubscribing is the way out)', () => {
     const events = collect(loop([reply.text('x')], [], { transformContext: () => NEVER }))

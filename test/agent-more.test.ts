@@ -28,6 +28,25 @@ describe('Agent events', () => {
     expect(model.requests).toHaveLength(1)
   })
 
+  it("a run no one listens to is replayed stamped as a listener would have seen it, every replay with the same objects", async () => {
+    const script = () => [reply.toolCalls([{ id: 'c1', name: 'work', args: { n: 1 } }]), reply.text('done')]
+    const stamps = (events: readonly AgentRunEvent[]) => events.map(({ type, agentId, runId, turnIndex }) => ({ type, agentId, runId, turnIndex }))
+    const heard = scriptedModel(script())
+    const listened = new Agent({ id: 'a', systemPrompt: '', model: heard.model, streamFn: heard.streamFn, tools: [work] })
+    const live: AgentRunEvent[] = []
+    listened.subscribe((e) => live.push(e))
+    await listened.prompt('go')
+    const unheard = scriptedModel(script())
+    const alone = new Agent({ id: 'a', systemPrompt: '', model: unheard.model, streamFn: unheard.streamFn, tools: [work] })
+    const run = alone.prompt('go')
+    await run
+    const replayed = await lastValueFrom(run.events$.pipe(toArray()))
+    expect(stamps(replayed)).toEqual(stamps(live.filter((e) => e.type !== 'messageUpdate')))
+    expect(new Set(replayed.map((e) => e.turnIndex))).toEqual(new Set([0, 1]))
+    const again = await lastValueFrom(run.events$.pipe(toArray()))
+    expect(again.every((e, i) => e === replayed[i])).toBe(true)
+  })
+
   it('forwarders get every event, isolated like listeners', async () => {
     const model = scriptedModel([reply.text('hi')])
     const log: string[] = []

@@ -12,6 +12,8 @@ import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
 import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, type ToolResolver } from './agent-reducer.js'
 import type { AgentState } from './agent-state.js'
 import { StreamMarker } from './stream-marks.js'
+// The states a run builds, kept for the process (see the module).
+import './resident-states.js'
 
 /**
  * Up to this many content blocks, `streamMessage` follows every chunk. A

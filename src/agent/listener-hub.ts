@@ -27,6 +27,11 @@ export class ListenerHub {
     private readonly onListenerError: ((error: unknown, event: AgentRunEvent) => void) | undefined,
   ) {}
 
+  /** Whether anyone listens: who emits need not stamp an event for no one (see `ActiveRun.emit`). */
+  get observed(): boolean {
+    return this.events$$.observed
+  }
+
   /** Tells every listener. */
   emit(event: AgentRunEvent): void {
     // No listener, no `Subject.next` (an RxJS `next` allocates a closure): a delta costs a test here.

@@ -12,16 +12,31 @@
  * run:        S-u-u-u-E-t-T-u-u-
  * late sub:                  ^ gets S-E-t-T-u (u = the latest update), then what follows live
  * ```
+ *
+ * An event is stamped (`event-stamp.ts`) when someone gets it: at once when
+ * this run's `events$` has a live subscriber (or the agent a listener: see
+ * `ActiveRun.emit`), else when a late subscriber replays it — once, kept
+ * stamped from then on. A run no one follows stamps nothing: one object
+ * less per event, two per tool result (agent-tools 200: see `ActiveRun`).
  */
 import { Observable, Subject } from 'rxjs'
-import type { AgentRunEvent } from './agent-events.js'
+import type { AgentEvent } from '../types/event.js'
+import type { AgentOwnEvent, AgentRunEvent } from './agent-events.js'
+import { stamped } from './event-stamp.js'
+
+/** An event as kept: stamped, or not yet (then its turn index is kept beside it). */
+type Kept = AgentRunEvent | AgentEvent | AgentOwnEvent
+/** The turn index beside a kept event that is already stamped. */
+const STAMPED = -1
 
 const byEvents = new WeakMap<Observable<AgentRunEvent>, RunReplay>()
 
 /** The replay behind a run's `events$`: see the module comment. */
 export class RunReplay {
   /** Kept events; a dropped one leaves a hole until the next compaction. */
-  private kept: (AgentRunEvent | undefined)[] = []
+  private kept: (Kept | undefined)[] = []
+  /** The turn index of each kept event not stamped yet; {@link STAMPED} for one that is. */
+  private turns: number[] = []
   private holes = 0
   /** Where the latest `messageUpdate` of the message streaming now is kept. */
   private partial = -1
@@ -34,7 +49,7 @@ export class RunReplay {
   readonly events$: Observable<AgentRunEvent> = new Observable<AgentRunEvent>((subscriber) => {
     // By index: an event emitted while replaying (a subscriber that steers) is kept and replayed too.
     for (let i = 0; i < this.kept.length; i++) {
-      const event = this.kept[i]
+      const event = this.stampedAt(i)
       if (event !== undefined) subscriber.next(event)
       if (subscriber.closed) return
     }
@@ -43,8 +58,16 @@ export class RunReplay {
     return this.live.subscribe(subscriber)
   })
 
-  constructor() {
+  constructor(
+    private readonly agentId: string,
+    private readonly runId: string,
+  ) {
     byEvents.set(this.events$, this)
+  }
+
+  /** Whether the run's `events$` has a live subscriber: who emits must stamp its events (see the module comment). */
+  get observed(): boolean {
+    return this.live.observed
   }
 
   /** How many events are kept now (holes excluded). */
@@ -52,36 +75,57 @@ export class RunReplay {
     return this.kept.length - this.holes
   }
 
+  /** A stamped event: kept, and told the live subscribers. */
   next(event: AgentRunEvent): void {
     if (this.ended !== undefined) return
+    this.record(event, STAMPED)
+    // No one subscribed to this run's `events$` (the common case): no `Subject.next` per delta.
+    if (this.live.observed) this.live.next(event)
+  }
+
+  /** An event of turn `turnIndex` no one gets now (not {@link observed}): kept, to be stamped if someone replays it. */
+  nextUnstamped(event: AgentEvent | AgentOwnEvent, turnIndex: number): void {
+    if (this.ended !== undefined) return
+    this.record(event, turnIndex)
+  }
+
+  private record(event: Kept, turnIndex: number): void {
     switch (event.type) {
       case 'messageUpdate':
-        if (this.partial >= 0) this.kept[this.partial] = event
-        else this.partial = this.keep(event)
+        if (this.partial >= 0) this.put(this.partial, event, turnIndex)
+        else this.partial = this.keep(event, turnIndex)
         break
       case 'messageEnd':
       case 'streamRetry':
       case 'modelFallback':
         this.drop(this.partial)
         this.partial = -1
-        this.keep(event)
+        this.keep(event, turnIndex)
         break
       case 'toolExecutionUpdate': {
         const at = this.toolUpdates.get(event.toolCallId)
-        if (at === undefined) this.toolUpdates.set(event.toolCallId, this.keep(event))
-        else this.kept[at] = event
+        if (at === undefined) this.toolUpdates.set(event.toolCallId, this.keep(event, turnIndex))
+        else this.put(at, event, turnIndex)
         break
       }
       case 'toolExecutionEnd':
         this.drop(this.toolUpdates.get(event.toolCallId) ?? -1)
         this.toolUpdates.delete(event.toolCallId)
-        this.keep(event)
+        this.keep(event, turnIndex)
         break
       default:
-        this.keep(event)
+        this.keep(event, turnIndex)
     }
-    // No one subscribed to this run's `events$` (the common case): no `Subject.next` per delta.
-    if (this.live.observed) this.live.next(event)
+  }
+
+  /** The kept event at `i`, stamped (and kept stamped: every late subscriber gets the same object). */
+  private stampedAt(i: number): AgentRunEvent | undefined {
+    const event = this.kept[i]
+    const turnIndex = this.turns[i]!
+    if (event === undefined || turnIndex === STAMPED) return event as AgentRunEvent | undefined
+    const stampedEvent = stamped(event as AgentEvent | AgentOwnEvent, this.agentId, this.runId, turnIndex)
+    this.put(i, stampedEvent, STAMPED)
+    return stampedEvent
   }
 
   complete(): void {
@@ -96,9 +140,15 @@ export class RunReplay {
     this.live.error(error)
   }
 
-  private keep(event: AgentRunEvent): number {
+  private keep(event: Kept, turnIndex: number): number {
     this.kept.push(event)
+    this.turns.push(turnIndex)
     return this.kept.length - 1
+  }
+
+  private put(at: number, event: Kept, turnIndex: number): void {
+    this.kept[at] = event
+    this.turns[at] = turnIndex
   }
 
   private drop(at: number): void {
@@ -110,13 +160,16 @@ export class RunReplay {
   /** Removes the holes and moves the indices that point past them. */
   private compact(): void {
     const moved = new Map<number, number>()
-    const kept: AgentRunEvent[] = []
+    const kept: Kept[] = []
+    const turns: number[] = []
     this.kept.forEach((event, i) => {
       if (event === undefined) return
       moved.set(i, kept.length)
       kept.push(event)
+      turns.push(this.turns[i]!)
     })
     this.kept = kept
+    this.turns = turns
     this.holes = 0
     if (this.partial >= 0) this.partial = moved.get(this.partial) ?? -1
     for (const [id, at] of this.toolUpdates) this.toolUpdates.set(id, moved.get(at) ?? -1)

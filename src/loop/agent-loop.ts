@@ -19,6 +19,7 @@ import type { AgentTool } from '../types/tool.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
 import { MessageQueue, type MessageSource, type QueueMode } from './message-queue.js'
 import { runTurns, type AfterTurn } from './run-turns.js'
+import { RunAbort } from './run-abort.js'
 import { DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE, turnStages } from './run-stages.js'
 import { linked } from '../rx/linked-observer.js'
 import { validTranscript } from '../types/settle.js'
@@ -257,7 +258,9 @@ export function runLoop(context: AgentContext, prompts: readonly AgentMessage[],
     const scheduler = config.scheduler ?? asyncScheduler
     const steering = queueOf(config.steering, config.steeringMode, 'steering', scheduler, 'steering source')
     const followUp = queueOf(config.followUp, config.followUpMode, 'followUp', scheduler, 'follow-up source')
-    const turn = (config.turn ?? defaultTurn)(turnStages(config, scheduler, steering, followUp))
+    const abort = config.signal === undefined ? undefined : new RunAbort(config.signal)
+    if (abort !== undefined) subscriber.add(abort)
+    const turn = (config.turn ?? defaultTurn)(turnStages(config, scheduler, steering, followUp, abort?.aborted$))
     const initial = initialState(repair ? repaired(context) : context, config.model, prompts, emptyUsage, emptyCost)
     const first = answer === undefined ? (turnIndex === 0 ? initial : nextState(initial, { turnIndex })) : nextState(initial, { assistant: answer, turnIndex })
     // agentStart is emitted here rather than with `concat`: a concat would add a layer every event of the run passes through.

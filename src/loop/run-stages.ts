@@ -16,7 +16,7 @@
  *
  * Internal: not exported from the package.
  */
-import { NEVER, Observable, type SchedulerLike } from 'rxjs'
+import { NEVER, type Observable, type SchedulerLike } from 'rxjs'
 import { decideContinuation } from '../../operators/decide-continuation.js'
 import { dispatchTools, type DispatchToolsOptions } from '../../operators/dispatch-tools.js'
 import { endTurn } from '../../operators/end-turn.js'
@@ -36,19 +36,6 @@ import type { MessageQueue } from './message-queue.js'
 /** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
 export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 128
 
-/** An Observable that emits once when `signal` aborts (at once if it already has). */
-function aborted(signal: AbortSignal): Observable<void> {
-  return new Observable<void>((subscriber) => {
-    if (signal.aborted) {
-      subscriber.next()
-      return
-    }
-    const onAbort = (): void => subscriber.next()
-    signal.addEventListener('abort', onAbort, { once: true })
-    return () => signal.removeEventListener('abort', onAbort)
-  })
-}
-
 type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 const noAbort: AbortOption = {}
@@ -56,12 +43,17 @@ const noPolicies: Policies = {}
 
 /**
  * The stages of a run under `config`: `steering` and `followUp` are the run's
- * queues (none without a source). The stages' options are filled in field by
+ * queues (none without a source), `abort$` its abort (`RunAbort`; none without a signal). The stages' options are filled in field by
  * field rather than spread from conditional literals: each spread of a
  * `{}`-or-field literal is one more object per run.
  */
-export function turnStages(config: AgentLoopConfig, scheduler: SchedulerLike, steering: MessageQueue | undefined, followUp: MessageQueue | undefined): TurnStages {
-  const abort$ = config.signal === undefined ? undefined : aborted(config.signal)
+export function turnStages(
+  config: AgentLoopConfig,
+  scheduler: SchedulerLike,
+  steering: MessageQueue | undefined,
+  followUp: MessageQueue | undefined,
+  abort$: Observable<void> | undefined,
+): TurnStages {
   const abortOption: AbortOption = abort$ === undefined ? noAbort : { abort: abort$ }
   const policies = config.policies ?? noPolicies
 

@@ -1,0 +1,55 @@
+/**
+ * The Agent's states, kept for the process (see `resident`): one of each kind
+ * a run builds — the fold of a run's entries by immer (`produce`, a copy of
+ * the root frozen), and the per-delta snapshot of a streamed message
+ * (`withStreamMessage`) — each built from each other kind, with a transcript
+ * grown by a run (`appendMessages`).
+ *
+ * Between two runs nothing of the kind was alive (a new Agent's state is its
+ * `initialAgentState`), so a full GC collected their hidden classes, and with
+ * them the optimized code of the reducer, of immer's drafts and of the store
+ * (`--trace-deopt`: "weak objects" on `finalize`, `set`, `createProxy`,
+ * `prepareCopy`, `withStreamMessage`, `reduceAgentLog`, `record`, `stream`…);
+ * each run then folded its first entries unoptimized. The classes built here
+ * first also see every kind of value a run stores in their fields, so that no
+ * run generalizes a field and throws code away either.
+ *
+ * Internal: not exported from the package.
+ */
+import { resident } from '../rx/resident.js'
+import { deepFreeze } from '../types/deep-freeze.js'
+import { assistantMessage, type AgentMessage } from '../types/message.js'
+import { modelSpec } from '../types/model.js'
+import type { AgentLogCommand } from './agent-log.js'
+import { reduceAgentLog, stateOfInit, withStreamMessage } from './agent-reducer.js'
+import type { AgentState } from './agent-state.js'
+
+/** `value`, frozen all the way down. */
+function frozen<T>(value: T): T {
+  deepFreeze(value)
+  return value
+}
+
+function residentStates(): readonly AgentState[] {
+  const noTools = (): readonly never[] => []
+  const model = modelSpec('resident', 'resident')
+  const answer = frozen(assistantMessage('a', { stopReason: 'toolUse' }))
+  const result: AgentMessage = frozen({ role: 'toolResult', toolCallId: 'c', toolName: 't', content: [{ type: 'text', text: 'r' }], isError: false, timestamp: 0 })
+  const states: AgentState[] = [stateOfInit({ type: 'init', version: 1, agentId: 'resident', systemPrompt: '', model, availableModels: [model], tools: [], messages: [] }, noTools)]
+  const fold = (entry: AgentLogCommand): void => void states.push(reduceAgentLog(states.at(-1)!, entry, noTools))
+  const stream = (message: typeof answer | undefined): void => void states.push(withStreamMessage(states.at(-1)!, message))
+  fold({ type: 'runStart', runId: 'resident', prompts: [] })
+  fold({ type: 'agentStart' })
+  stream(answer)
+  stream(frozen(assistantMessage('ab')))
+  fold({ type: 'messageEnd', message: answer })
+  fold({ type: 'toolExecutionStart', toolCallId: 'c' })
+  fold({ type: 'toolExecutionEnd', toolCallId: 'c' })
+  fold({ type: 'messageEnd', message: result })
+  stream(answer)
+  fold({ type: 'agentEnd', stopReason: 'stop' })
+  stream(undefined)
+  return states
+}
+
+resident(residentStates())
