@@ -138,7 +138,7 @@ export class Runner {
     this.active = active
     this.turnIndex = 0
     host.store.append(resumed === undefined ? { type: 'runStart', runId, prompts } : { type: 'runResumed', runId })
-    host.boundary.mark(host.store.log.length - 1, host.store.state.messages)
+    host.boundary.mark(host.store.log.length - 1, host.store.state)
     host.boundary.prompts = prompts
     const finish = (): void => {
       if (this.active === active) this.active = undefined
@@ -189,7 +189,7 @@ export class Runner {
           return fail(new Error(`the agent could not record '${event.type}' in its state: ${errorText(error)}`))
         }
       }
-      if (event.type === 'turnEnd') host.boundary.mark(host.store.log.length - 1, host.store.state.messages)
+      if (event.type === 'turnEnd') host.boundary.mark(host.store.log.length - 1, host.store.state)
       this.emit(stamped(event, host.id, this.active?.runId ?? null, this.turnIndex))
       if (event.type === 'turnEnd') handle(meter.turnEnded(event))
     }
@@ -205,7 +205,7 @@ export class Runner {
       } catch (error) {
         return fail(new Error(`the agent could not record '${event.type}' in its state: ${errorText(error)}`))
       }
-      host.boundary.mark(host.store.log.length - 1, host.store.state.messages)
+      host.boundary.mark(host.store.log.length - 1, host.store.state)
       finish()
       this.emit(stamped(event, host.id, runId, this.turnIndex), active)
       settle.resolve(event.result)
