@@ -5,6 +5,7 @@ import { isLlmMessage, type AgentMessage, type LlmMessage } from '../src/types/m
 import { hasNoCustomMessages, nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import type { ConvertToLlm, TransformContext } from '../src/types/run-config.js'
 import { onTurnState } from './on-turn-state.js'
+import { lazyTranscriptOf, transcriptTransformOf } from '../src/types/lazy-transcript.js'
 import { errorText } from '../src/types/codec.js'
 import { abortedState, untilAborted, type AbortOption } from './until-aborted.js'
 
@@ -57,7 +58,11 @@ function transformContextOf(options: TransformContextOptions): TurnOperator {
     let out: readonly AgentMessage[] | ObservableInput<readonly AgentMessage[]>
     try {
       const contextWindow = state.model.contextWindow
-      out = options.transform(state.context.messages, contextWindow === undefined ? { turnIndex: state.turnIndex } : { turnIndex: state.turnIndex, contextWindow })
+      const info = contextWindow === undefined ? { turnIndex: state.turnIndex } : { turnIndex: state.turnIndex, contextWindow }
+      // A long transcript held lazily goes to the default window without its array being made (`lazy-transcript.ts`).
+      const lazy = lazyTranscriptOf(state.context)
+      const window = lazy === undefined ? undefined : transcriptTransformOf(options.transform)
+      out = window !== undefined && lazy !== undefined ? window(lazy, info) : options.transform(state.context.messages, info)
     } catch (error) {
       return failed(state, error)
     }

@@ -153,7 +153,7 @@ export class ActiveRun implements Observer<AgentEvent> {
         return this.fail(new Error(`the agent could not record '${event.type}' in its state: ${errorText(error)}`))
       }
     }
-    if (event.type === 'turnEnd') boundary.mark(store.log.length - 1, store.state.messages)
+    if (event.type === 'turnEnd') boundary.mark(store.log.length - 1, store.state)
     this.emit(event)
     if (event.type === 'turnEnd') this.handle(this.meter.turnEnded(event))
   }
@@ -172,7 +172,7 @@ export class ActiveRun implements Observer<AgentEvent> {
     } catch (error) {
       return this.fail(new Error(`the agent could not record '${event.type}' in its state: ${errorText(error)}`))
     }
-    boundary.mark(store.log.length - 1, store.state.messages)
+    boundary.mark(store.log.length - 1, store.state)
     owner.finish(this)
     this.emit(event)
     this.settleResult(event.result)

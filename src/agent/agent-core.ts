@@ -193,7 +193,7 @@ export abstract class AgentCore {
       store: this.store,
       runs: this.runs,
       scheduler: this.scheduler,
-      settled: () => this.boundary.mark(replay?.boundary ?? 0, this.state.messages),
+      settled: () => this.boundary.mark(replay?.boundary ?? 0, this.state),
       attach: (session) => (this.sessionOf = session),
       abort: () => {
         this.runs.current?.abort()

@@ -115,7 +115,7 @@ export class Runner implements RunOwner {
     this.active = run
     this.turnIndex = 0
     host.store.append(resumed === undefined ? { type: 'runStart', runId, prompts } : { type: 'runResumed', runId })
-    host.boundary.mark(host.store.log.length - 1, host.store.state.messages)
+    host.boundary.mark(host.store.log.length - 1, host.store.state)
     host.boundary.prompts = prompts
     // `turnMetrics` done by the run rather than piped: one Observable layer less for every event of the run (with the
     // `observed` guards of the replay and the hub and `end`: agent-text 10k CPU 95 -> 84 ms, agent-tools 200

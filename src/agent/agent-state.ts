@@ -5,6 +5,7 @@
  * snapshot while streaming never copies the history.
  */
 import { emptyTranscript } from '../types/growing-transcript.js'
+import { holdLazily, type Transcript } from '../types/lazy-transcript.js'
 import type { AgentMessage, AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import type { AgentTool } from '../types/tool.js'
@@ -62,4 +63,24 @@ export function initialAgentState(fields: Pick<AgentState, 'systemPrompt' | 'mod
     availableModels: Object.freeze([...fields.availableModels]),
     planMode: false,
   })
+}
+
+/**
+ * A snapshot whose `messages` is `transcript`, made into its frozen array on
+ * first read (`lazy-transcript.ts`): the other fields from `fields`, but
+ * `streamMessage`; the same keys in the same order as any snapshot.
+ */
+export function lazyAgentState(fields: Omit<AgentState, 'messages'>, transcript: Transcript, streamMessage: AssistantMessage | undefined): AgentState {
+  const state: Record<string, unknown> = { systemPrompt: fields.systemPrompt, model: fields.model, tools: fields.tools }
+  holdLazily(state, transcript)
+  state['isRunning'] = fields.isRunning
+  state['streamMessage'] = streamMessage
+  state['pendingToolCalls'] = fields.pendingToolCalls
+  state['pendingApprovals'] = fields.pendingApprovals
+  state['steeringQueue'] = fields.steeringQueue
+  state['followUpQueue'] = fields.followUpQueue
+  state['error'] = fields.error
+  state['availableModels'] = fields.availableModels
+  state['planMode'] = fields.planMode
+  return Object.freeze(state) as unknown as AgentState
 }

@@ -83,7 +83,7 @@ export class Agent extends AgentCore {
     const replay = logReplayOf(log, options.tools ?? [], 'Agent.fromLog')
     const agent = Agent.replayed(replay, options)
     if (agent.state.isRunning) agent.store.append(INTERRUPTED)
-    agent.boundary.mark(replay.boundary, agent.state.messages)
+    agent.boundary.mark(replay.boundary, agent.state)
     return agent
   }
 
@@ -217,7 +217,7 @@ export class Agent extends AgentCore {
     // Whoever awaits the run is told how it ended rather than left waiting.
     this.runs.reset()
     this.store.append({ type: 'reset' })
-    this.boundary.mark(this.log.length - 1, [])
+    this.boundary.mark(this.log.length - 1, { messages: [] })
   }
 
   /**

@@ -152,14 +152,20 @@ export class InMemoryCheckpointStore implements CheckpointStore {
  */
 export class RunBoundary {
   position = 0
-  messages: readonly AgentMessage[] = []
+  /** What holds the transcript there: read only when a checkpoint is taken (a long one is made into an array then, `lazy-transcript.ts`). */
+  private holder: { readonly messages: readonly AgentMessage[] } = { messages: [] }
   prompts: readonly AgentMessage[] = []
   readonly drained = { steering: [] as AgentMessage[], followUp: [] as AgentMessage[] }
 
-  /** A turn completed (or a run starts) at log `position` with this transcript. */
-  mark(position: number, messages: readonly AgentMessage[]): void {
+  /** The transcript at {@link position}. */
+  get messages(): readonly AgentMessage[] {
+    return this.holder.messages
+  }
+
+  /** A turn completed (or a run starts) at log `position` with the transcript `holder.messages` (a state snapshot). */
+  mark(position: number, holder: { readonly messages: readonly AgentMessage[] }): void {
     this.position = position
-    this.messages = messages
+    this.holder = holder
     this.prompts = []
     this.drained.steering.length = 0
     this.drained.followUp.length = 0

@@ -10,6 +10,7 @@ import type { AgentMessage, LlmMessage } from '../types/message.js'
 import { cachedEstimate, estimateTokens, type EstimateTokens } from './estimate-tokens.js'
 import { tokenSums } from './token-sums.js'
 import { knownNoCustomMessages, noteNoCustomMessages } from '../types/growing-transcript.js'
+import { readsTranscripts } from '../types/lazy-transcript.js'
 
 /** What a window dropped. The transcript itself is never changed; only what the model sees. */
 export interface CompactionReport {
@@ -149,37 +150,60 @@ export function slidingWindow(options: SlidingWindowOptions = {}): SlidingWindow
   // 0.6 ms through the per-message cache, most of the time to the first delta), and the running totals
   // already spare it a second time; a caller's estimate (a tokenizer, say) is cached per message too.
   const sums = tokenSums(options.estimate === undefined ? estimateTokens : cachedEstimate(options.estimate))
-  const compact = (messages: readonly AgentMessage[], info?: WindowInfo): WindowResult => {
+  const budgetOf = (info?: WindowInfo): number => {
     const overflow = info?.overflow === true
     const budgets = info?.contextWindow === undefined ? { maxTokens, overflowMaxTokens } : windowBudgets(options, info.contextWindow)
-    return windowOf(messages, overflow ? budgets.overflowMaxTokens : budgets.maxTokens, overflow, keepFirst, sums)
+    return overflow ? budgets.overflowMaxTokens : budgets.maxTokens
   }
+  const compact = (messages: readonly AgentMessage[], info?: WindowInfo): WindowResult =>
+    windowOf(
+      { items: messages, n: messages.length, sums: () => sums(messages), whole: () => messages, noCustom: () => knownNoCustomMessages(messages) },
+      budgetOf(info),
+      info?.overflow === true,
+      keepFirst,
+    )
   const window = (messages: readonly AgentMessage[], info: WindowInfo): readonly AgentMessage[] => {
     const result = compact(messages, info)
     if (result.report !== undefined) options.onCompaction?.(result.report)
     return result.messages
   }
+  // A lazy transcript (`lazy-transcript.ts`) read through its backing: its array is made only when nothing is dropped.
+  readsTranscripts(window, (transcript, info) => {
+    const result = windowOf(
+      { items: transcript.backing.items, n: transcript.length, sums: () => sums.ofTranscript(transcript), whole: () => transcript.array(), noCustom: () => transcript.noCustom },
+      budgetOf(info),
+      info.overflow === true,
+      keepFirst,
+    )
+    if (result.report !== undefined) options.onCompaction?.(result.report)
+    return result.messages
+  })
   return Object.assign(window, { compact, maxTokens, overflowMaxTokens, keepFirst })
 }
 
-function windowOf(
-  messages: readonly AgentMessage[],
-  budget: number,
-  overflow: boolean,
-  keepFirst: number,
-  sumsOf: (messages: readonly AgentMessage[]) => readonly number[],
-): WindowResult {
-  const n = messages.length
+/** A transcript as the window reads it: its first `n` items, its token sums, itself whole. */
+interface WindowSource {
+  /** At least `n` long: the transcript is its first `n` items. */
+  readonly items: readonly AgentMessage[]
+  readonly n: number
+  readonly sums: () => readonly number[]
+  readonly whole: () => readonly AgentMessage[]
+  /** Whether it is known, in O(1), to hold no custom message. */
+  readonly noCustom: () => boolean
+}
+
+function windowOf(source: WindowSource, budget: number, overflow: boolean, keepFirst: number): WindowResult {
+  const { items: messages, n } = source
   let head = Math.min(Math.max(0, keepFirst), n)
   // A head ending on a tool call keeps its results: a unit is never split.
   if (head > 0) while (head < n && !startsUnit(messages[head]!)) head++
-  if (head >= n) return { messages }
+  if (head >= n) return { messages: source.whole() }
 
   // sums[i]: the tokens of messages[0..i), kept from turn to turn (see token-sums.ts).
-  const sums = sumsOf(messages)
+  const sums = source.sums()
   const headTokens = sums[head]!
   const total = sums[n]!
-  if (total <= budget) return { messages }
+  if (total <= budget) return { messages: source.whole() }
 
   // With keepFirst 0 the transcript may open on orphan results or custom messages:
   // a cut must drop at least one whole unit, not just those.
@@ -192,7 +216,7 @@ function windowOf(
   let newest = n - 1
   while (newest > firstUnit && !startsUnit(messages[newest]!)) newest--
   // The newest unit is the first one after the head: there is nothing between to drop.
-  if (newest <= firstUnit) return { messages }
+  if (newest <= firstUnit) return { messages: source.whole() }
   let low = firstUnit + 1
   let high = newest
   const need = total + headTokens - budget
@@ -210,7 +234,7 @@ function windowOf(
   // Frozen, and known free of custom messages when the transcript is: converting it for the
   // model then needs no scan of what was kept (2,000 messages of a 60,000-message history: 40 µs).
   Object.freeze(kept)
-  if (knownNoCustomMessages(messages)) noteNoCustomMessages(kept)
+  if (source.noCustom()) noteNoCustomMessages(kept)
   const keptTokens = headTokens + total - sums[cut]!
   return {
     messages: kept,

@@ -5,6 +5,7 @@
 import type { AgentMessage } from '../types/message.js'
 import { TranscriptMemo, type PrefixFacts } from '../types/transcript-memo.js'
 import type { EstimateTokens } from './estimate-tokens.js'
+import type { Transcript } from '../types/lazy-transcript.js'
 
 /** Prefix sums: `sums[i]` is the tokens of the first `i` messages, valid for `i ≤ length`. */
 export interface TokenSums extends PrefixFacts {
@@ -22,12 +23,10 @@ export interface TokenSums extends PrefixFacts {
  * Sums are added in transcript order; with an `estimate` returning integers
  * (the default does) they are exact.
  */
-export function tokenSums(estimate: EstimateTokens): (messages: readonly AgentMessage[]) => readonly number[] {
+export function tokenSums(estimate: EstimateTokens): TokenSumsOf {
   const memo = new TranscriptMemo<TokenSums>()
-  return (messages) => {
-    const n = messages.length
-    const known = memo.find(messages)
-    if (known !== undefined && known.length >= n) return known.sums
+  /** The sums of the first `n` of `items`, from `known` on. */
+  const extend = (known: TokenSums | undefined, n: number, items: readonly AgentMessage[]): TokenSums => {
     let from = 0
     let sums: number[] = [0]
     if (known !== undefined) {
@@ -37,10 +36,32 @@ export function tokenSums(estimate: EstimateTokens): (messages: readonly AgentMe
     }
     let total = sums[from]!
     for (let i = from; i < n; i++) {
-      total += estimate(messages[i]!)
+      total += estimate(items[i]!)
       sums.push(total)
     }
-    memo.record(messages, { length: n, sums })
-    return sums
+    return { length: n, sums }
   }
+  const of = (messages: readonly AgentMessage[]): readonly number[] => {
+    const known = memo.find(messages)
+    if (known !== undefined && known.length >= messages.length) return known.sums
+    const facts = extend(known, messages.length, messages)
+    memo.record(messages, facts)
+    return facts.sums
+  }
+  const ofTranscript = (transcript: Transcript): readonly number[] => {
+    const known = memo.findLineage(transcript.backing)
+    if (known !== undefined && known.length >= transcript.length) return known.sums
+    // The backing's first `length` items are the transcript (it may hold more).
+    const facts = extend(known, transcript.length, transcript.backing.items)
+    memo.recordLineage(transcript.backing, facts)
+    return facts.sums
+  }
+  return Object.assign(of, { ofTranscript })
+}
+
+/** Prefix sums of a transcript (see {@link tokenSums}). */
+export interface TokenSumsOf {
+  (messages: readonly AgentMessage[]): readonly number[]
+  /** The same for a lazy transcript (`lazy-transcript.ts`), without making its array. */
+  readonly ofTranscript: (transcript: Transcript) => readonly number[]
 }

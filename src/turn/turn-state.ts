@@ -14,6 +14,7 @@ import type { StopReason } from '../types/stop-reason.js'
 import type { AgentTool } from '../types/tool.js'
 import { addCost, addUsage, type Cost, type Usage } from '../types/usage.js'
 import { appendMessages, messagesFrom } from '../types/growing-transcript.js'
+import { holdLazily, lazilyAppended, lazyTranscriptOf, transcriptLength, type Transcript } from '../types/lazy-transcript.js'
 
 export { hasNoCustomMessages } from '../types/growing-transcript.js'
 
@@ -111,11 +112,25 @@ export function appended<T>(items: readonly T[], more: readonly T[]): readonly T
   return Object.freeze([...items, ...more])
 }
 
-/** The state with `messages` at the end of the transcript. */
+/**
+ * The state with `messages` at the end of the transcript. A long transcript
+ * becomes a lazy one (`lazy-transcript.ts`): no copy of the history until
+ * a stage reads `context.messages`.
+ */
 export function withMessages(state: TurnState, messages: readonly AgentMessage[]): TurnState {
-  const after = appendMessages(state.context.messages, messages)
-  if (after === state.context.messages) return state
-  return nextState(state, { context: { systemPrompt: state.context.systemPrompt, messages: after, tools: state.context.tools } })
+  const context = state.context
+  if (messages.length === 0) return state
+  const lazy = lazilyAppended(context, messages)
+  if (lazy !== undefined) return nextState(state, { context: lazyContext(context.systemPrompt, lazy, context.tools) })
+  return nextState(state, { context: { systemPrompt: context.systemPrompt, messages: appendMessages(context.messages, messages), tools: context.tools } })
+}
+
+/** A context whose `messages` is `transcript`, made into an array when read (`holdLazily`); same keys, same order. */
+function lazyContext(systemPrompt: string, transcript: Transcript, tools: readonly AgentTool[]): AgentContext {
+  const context: { systemPrompt: string; tools?: readonly AgentTool[] } = { systemPrompt }
+  holdLazily(context, transcript)
+  context.tools = tools
+  return context as AgentContext
 }
 
 /** The state with this turn's assistant message recorded, counted and appended. */
@@ -128,7 +143,10 @@ export function withAssistant(state: TurnState, message: AssistantMessage): Turn
 }
 
 /** This run's messages so far. */
-export const runMessages = (state: TurnState): readonly AgentMessage[] => messagesFrom(state.context.messages, state.runStart)
+export function runMessages(state: TurnState): readonly AgentMessage[] {
+  const lazy = lazyTranscriptOf(state.context)
+  return lazy !== undefined ? lazy.from(state.runStart) : messagesFrom(state.context.messages, state.runStart)
+}
 
 /** The first state of a run. */
 export function initialState(context: AgentContext, model: ModelSpec, pending: readonly AgentMessage[], usage: Usage, cost: Cost): TurnState {
@@ -137,7 +155,7 @@ export function initialState(context: AgentContext, model: ModelSpec, pending: r
     turnIndex: 0,
     context,
     model,
-    runStart: context.messages.length,
+    runStart: transcriptLength(context),
     pending,
     started: false,
     toolResults: [],

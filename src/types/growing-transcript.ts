@@ -11,12 +11,15 @@
  */
 import type { AgentMessage } from './message.js'
 
-interface Backing {
+/** The plain array transcripts of one lineage are prefixes of. Internal (see `lazy-transcript.ts`). */
+export interface Backing {
   readonly items: AgentMessage[]
   /** Index of the first custom message in `items` (Infinity if none). */
   firstCustom: number
   /** The last snapshot taken, handed again to a holder asking for the same length. */
   latest?: readonly AgentMessage[]
+  /** The last lazy transcript made on it (`lazy-transcript.ts`), shared the same way. */
+  tip?: object
 }
 
 const BACKING = Symbol('rxagent.transcriptBacking')
@@ -24,7 +27,7 @@ const BACKING = Symbol('rxagent.transcriptBacking')
 type WithBacking = readonly AgentMessage[] & { readonly [BACKING]?: Backing }
 
 /** The backing array `messages` is a prefix of, if it was built here. */
-const backingOf = (messages: readonly AgentMessage[]): Backing | undefined => (messages as WithBacking)[BACKING]
+export const backingOf = (messages: readonly AgentMessage[]): Backing | undefined => (messages as WithBacking)[BACKING]
 
 /**
  * An opaque key shared by every transcript built here on the same backing
@@ -51,20 +54,28 @@ export function emptyTranscript(): readonly AgentMessage[] {
 /** `messages` followed by `more`, frozen; `messages` itself is untouched. */
 export function appendMessages(messages: readonly AgentMessage[], more: readonly AgentMessage[]): readonly AgentMessage[] {
   if (more.length === 0) return messages
-  let backing = backingOf(messages)
+  return snapshotOf(grown(backingOf(messages), messages, messages.length, more), messages.length + more.length)
+}
+
+/**
+ * A backing whose first `length + more.length` items are the first `length`
+ * messages of `backing` (or of `messages`, when it has none) followed by
+ * `more`: `backing` itself when another holder appended exactly `more`
+ * already or when `length` is its tip (a `push`), else a new one.
+ */
+export function grown(backing: Backing | undefined, messages: readonly AgentMessage[] | undefined, length: number, more: readonly AgentMessage[]): Backing {
   // Another holder of this backing (the loop, the Agent's state) appended exactly `more` already: share it.
-  if (backing !== undefined && backing.items.length >= messages.length + more.length && startsWith(backing.items, messages.length, more)) {
-    return snapshotOf(backing, messages.length + more.length)
-  }
-  if (backing === undefined || backing.items.length !== messages.length) {
-    const items = [...messages]
+  if (backing !== undefined && backing.items.length >= length + more.length && startsWith(backing.items, length, more)) return backing
+  if (backing === undefined || backing.items.length !== length) {
+    // The plain backing's own copy when there is one (a frozen array's copy is slow).
+    const items = backing !== undefined ? backing.items.slice(0, length) : [...messages!]
     backing = { items, firstCustom: firstCustomIn(items) }
   }
   for (const m of more) {
     if (m.role === 'custom' && backing.firstCustom === Number.POSITIVE_INFINITY) backing.firstCustom = backing.items.length
     backing.items.push(m)
   }
-  return snapshotOf(backing, backing.items.length)
+  return backing
 }
 
 /**
@@ -78,7 +89,7 @@ function firstCustomIn(items: readonly AgentMessage[]): number {
 }
 
 /** The first `length` items of `backing`, frozen, knowing their backing. */
-function snapshotOf(backing: Backing, length: number): readonly AgentMessage[] {
+export function snapshotOf(backing: Backing, length: number): readonly AgentMessage[] {
   // Frozen and the same prefix: two holders appending the same messages (the loop, the Agent's state) share one copy.
   if (backing.latest?.length === length) return backing.latest
   const snapshot = backing.items.slice(0, length)

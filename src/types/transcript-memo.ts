@@ -112,6 +112,16 @@ export class TranscriptMemo<F extends PrefixFacts> {
     return last.facts
   }
 
+  /** The facts recorded for the lineage `line` (a growing transcript's backing): they cover a prefix of it. */
+  findLineage(line: object): F | undefined {
+    return this.memo.get(line)
+  }
+
+  /** Records `facts` about the first `facts.length` messages of the lineage `line` (a lazy transcript's, `lazy-transcript.ts`). */
+  recordLineage(line: object, facts: F): void {
+    if ((this.memo.get(line)?.length ?? -1) < facts.length) this.memo.set(line, facts)
+  }
+
   /** Records `facts` about `messages` (whose first `facts.length` they cover). */
   record(messages: readonly AgentMessage[], facts: F): void {
     const frozen = Object.isFrozen(messages)
