@@ -10,10 +10,11 @@
  * Request building is in `anthropic-request.ts`, response decoding in
  * `anthropic-decoder.ts`; this file is the wiring: URL, headers, errors.
  */
+import { resident } from '../rx/resident.js'
 import type { StreamFn } from '../types/request.js'
 import type { ProviderError } from '../types/provider-error.js'
 import { excerpt, httpError, parseJsonBody } from './errors.js'
-import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
+import { WireReader, streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
 import { ANTHROPIC, AnthropicDecoder, anthropicErrorKind, isRecord } from './anthropic-decoder.js'
 import { type AnthropicRequestSettings } from './anthropic-request.js'
 import { anthropicRequestText } from './anthropic-request-text.js'
@@ -100,3 +101,6 @@ export const anthropicProtocol: WireProtocol<AnthropicSettings> = {
 export function anthropic(settings: AnthropicSettings = {}): StreamFn {
   return streamFnOf(anthropicProtocol, settings)
 }
+
+// A response's reader and decoder: their hidden classes outlive a response (see `resident`).
+resident(new WireReader(new AnthropicDecoder()))

@@ -13,8 +13,9 @@
  * `x-goog-api-key` header, never in the URL (the API also takes `?key=`,
  * which would leak it into logs and error messages).
  */
+import { resident } from '../rx/resident.js'
 import type { StreamFn } from '../types/request.js'
-import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
+import { WireReader, streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
 import { GoogleDecoder } from './google-decoder.js'
 import { GOOGLE, googleErrorFromBody } from './google-errors.js'
 import { googleRequestBody, type GoogleRequestSettings } from './google-request.js'
@@ -86,3 +87,6 @@ export const googleProtocol: WireProtocol<GoogleSettings> = {
 export function google(settings: GoogleSettings = {}): StreamFn {
   return streamFnOf(googleProtocol, settings)
 }
+
+// A response's reader and decoder: their hidden classes outlive a response (see `resident`).
+resident(new WireReader(new GoogleDecoder('')))

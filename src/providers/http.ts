@@ -9,10 +9,11 @@
  * an error. The body arrives serialized (by `streamFnOf`, which classifies a
  * body that cannot be: the request's fault, not the network's).
  */
-import { asyncScheduler, Observable, type SchedulerLike, type Subscription } from 'rxjs'
+import { asyncScheduler, Observable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs'
 import { ProviderError } from '../types/provider-error.js'
 import { excerpt } from './errors.js'
 import { defaultMaxEventSize } from './sse.js'
+import { resident, unused } from '../rx/resident.js'
 
 /** One HTTP request, ready to send. */
 export interface HttpRequest {
@@ -124,14 +125,60 @@ async function readStart(body: ReadableStream<Uint8Array>, max: number): Promise
  * `ProviderError` of kind `protocol`, `network` or `timeout`.
  */
 export function httpBody(provider: string, request: HttpRequest & { readonly body: string }, classify: HttpErrorClassifier, options: TransportOptions = {}): Observable<Uint8Array> {
-  const fetchFn = options.fetch ?? globalThis.fetch
-  const scheduler = options.scheduler ?? asyncScheduler
-  const connectMs = options.connectTimeoutMs ?? transportDefaults.connectTimeoutMs
-  const idleMs = options.idleTimeoutMs ?? transportDefaults.idleTimeoutMs
-  const totalMs = options.totalTimeoutMs ?? transportDefaults.totalTimeoutMs
+  const limits: Limits = {
+    fetch: options.fetch ?? globalThis.fetch,
+    scheduler: options.scheduler ?? asyncScheduler,
+    connectMs: options.connectTimeoutMs ?? transportDefaults.connectTimeoutMs,
+    idleMs: options.idleTimeoutMs ?? transportDefaults.idleTimeoutMs,
+    totalMs: options.totalTimeoutMs ?? transportDefaults.totalTimeoutMs,
+  }
   return new Observable<Uint8Array>((subscriber) => {
-    const controller = new AbortController()
-    let done = false
+    const call = new HttpCall(provider, request, classify, limits, subscriber)
+    call.startTimer()
+    void call.run()
+    return () => call.cancel()
+  })
+}
+
+/** The transport options of one `httpBody`, defaults applied. */
+interface Limits {
+  readonly fetch: typeof globalThis.fetch
+  readonly scheduler: SchedulerLike
+  readonly connectMs: number
+  readonly idleMs: number
+  readonly totalMs: number
+}
+
+/** The timer's work: the call it watches is its state. */
+function watchCall(this: unknown, call?: HttpCall): void {
+  call!.watch()
+}
+
+/**
+ * One request and its body. A class, not closures made per request: the
+ * per-chunk loop (`run`) is then one function for the life of the process,
+ * and its optimized code is not lost when a full GC frees the last
+ * response's closures (see sse.ts).
+ */
+class HttpCall {
+  private readonly controller = new AbortController()
+  private done = false
+  private start = 0
+  private streaming = false
+  private lastData = 0
+  private timer: Subscription | undefined = undefined
+  private due = Number.POSITIVE_INFINITY
+
+  constructor(
+    private readonly provider: string,
+    private readonly request: HttpRequest & { readonly body: string },
+    private readonly classify: HttpErrorClassifier,
+    private readonly limits: Limits,
+    private readonly subscriber: Subscriber<Uint8Array>,
+  ) {}
+
+  /** Starts the clock of the call's limits. */
+  startTimer(): void {
     // One timer for the three limits: set for the earliest, it fails the call for the limit that
     // passed when it fires, or sets itself for the next one. A body chunk only notes the time (the
     // per-chunk clearTimeout/setInterval pair of a re-armed idle timer was ~3% of the adapter's CPU
@@ -139,104 +186,117 @@ export function httpBody(provider: string, request: HttpRequest & { readonly bod
     // request. CPU of the adapter alone, 51 requests answered by a `fetch` in process with the WIRE
     // final answer (bench/wire/streams.mjs; a scratch probe, medians of 4 alternating processes of 40
     // rounds), with the secrets found only on error (protocol.ts): 8.7 → 6.7 ms, ~38 µs a request.
-    const start = scheduler.now()
-    let streaming = false
-    let lastData = start
-    let timer: Subscription | undefined
-    let due = Number.POSITIVE_INFINITY
-    const stopTimers = (): void => {
-      timer?.unsubscribe()
-      timer = undefined
-    }
-    const fail = (error: ProviderError): void => {
-      if (done) return
-      done = true
-      stopTimers()
-      controller.abort()
-      subscriber.error(error)
-    }
-    /** The earliest limit still ahead: the whole call's, and the connect limit until the body streams, the idle one after. */
-    const nextDue = (): number => Math.min(start + totalMs, streaming ? lastData + idleMs : start + connectMs)
-    const setTimer = (at: number, now: number): void => {
-      stopTimers()
-      due = at
-      if (Number.isFinite(at)) timer = scheduler.schedule(watch, Math.max(0, at - now))
-    }
-    const watch = (): void => {
-      timer = undefined
-      const now = scheduler.now()
-      if (now >= start + totalMs) {
-        fail(ProviderError.of('timeout', provider, `${provider}: the response did not finish within ${totalMs} ms (totalTimeoutMs)`, { retryable: false }))
-      } else if (!streaming && now >= start + connectMs) fail(ProviderError.of('timeout', provider, `${provider}: no response within ${connectMs} ms`))
-      else if (streaming && now >= lastData + idleMs) fail(ProviderError.of('timeout', provider, `${provider}: no data arrived within ${idleMs} ms`))
-      else setTimer(nextDue(), now)
-    }
-    setTimer(nextDue(), start)
+    this.start = this.limits.scheduler.now()
+    this.lastData = this.start
+    this.setTimer(this.nextDue(), this.start)
+  }
 
-    const run = async (): Promise<void> => {
-      let response: Response
+  private stopTimers(): void {
+    this.timer?.unsubscribe()
+    this.timer = undefined
+  }
+
+  private fail(error: ProviderError): void {
+    if (this.done) return
+    this.done = true
+    this.stopTimers()
+    this.controller.abort()
+    this.subscriber.error(error)
+  }
+
+  /** The earliest limit still ahead: the whole call's, and the connect limit until the body streams, the idle one after. */
+  private nextDue(): number {
+    const { connectMs, idleMs, totalMs } = this.limits
+    return Math.min(this.start + totalMs, this.streaming ? this.lastData + idleMs : this.start + connectMs)
+  }
+
+  private setTimer(at: number, now: number): void {
+    this.stopTimers()
+    this.due = at
+    if (Number.isFinite(at)) this.timer = this.limits.scheduler.schedule(watchCall, Math.max(0, at - now), this)
+  }
+
+  /** The timer fired. */
+  watch(): void {
+    this.timer = undefined
+    const { provider, limits } = this
+    const { connectMs, idleMs, totalMs } = limits
+    const now = limits.scheduler.now()
+    if (now >= this.start + totalMs) {
+      this.fail(ProviderError.of('timeout', provider, `${provider}: the response did not finish within ${totalMs} ms (totalTimeoutMs)`, { retryable: false }))
+    } else if (!this.streaming && now >= this.start + connectMs) this.fail(ProviderError.of('timeout', provider, `${provider}: no response within ${connectMs} ms`))
+    else if (this.streaming && now >= this.lastData + idleMs) this.fail(ProviderError.of('timeout', provider, `${provider}: no data arrived within ${idleMs} ms`))
+    else this.setTimer(this.nextDue(), now)
+  }
+
+  /** Unsubscribed: aborts the request, whatever it is doing. */
+  cancel(): void {
+    if (this.done) return
+    this.done = true
+    this.stopTimers()
+    this.controller.abort()
+  }
+
+  async run(): Promise<void> {
+    const { provider, request, controller } = this
+    let response: Response
+    try {
+      response = await this.limits.fetch(request.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...request.headers },
+        body: request.body,
+        signal: controller.signal,
+      })
+    } catch (error) {
+      this.fail(networkError(provider, error, 'before the response'))
+      return
+    }
+    if (this.done) return
+    if (!response.ok || response.body === null) {
+      const text = response.body === null ? '' : await readStart(response.body, maxErrorBodyChars)
+      this.fail(this.classify(response.status, response.headers, text))
+      return
+    }
+    const type = response.headers.get('content-type')
+    if (!isEventStream(type)) {
+      const text = await readStart(response.body, quotedChars + 1)
+      const quote = excerpt(text, quotedChars)
+      this.fail(
+        ProviderError.of('protocol', provider, `${provider}: expected an event stream (text/event-stream), got HTTP ${response.status} ${type}${quote === '' ? '' : `: ${quote}`}`, {
+          status: response.status,
+          retryable: false,
+        }),
+      )
+      return
+    }
+    const reader = response.body.getReader()
+    // Releases the socket whichever way reading stops.
+    controller.signal.addEventListener('abort', () => void reader.cancel().catch(() => undefined), { once: true })
+    this.streaming = true
+    const scheduler = this.limits.scheduler
+    this.lastData = scheduler.now()
+    // The idle limit may come before the timer set for the connect limit.
+    if (this.lastData + this.limits.idleMs < this.due) this.setTimer(this.nextDue(), this.lastData)
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>
       try {
-        response = await fetchFn(request.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...request.headers },
-          body: request.body,
-          signal: controller.signal,
-        })
+        chunk = await reader.read()
       } catch (error) {
-        fail(networkError(provider, error, 'before the response'))
+        this.fail(networkError(provider, error, 'while the response was streaming'))
         return
       }
-      if (done) return
-      if (!response.ok || response.body === null) {
-        const text = response.body === null ? '' : await readStart(response.body, maxErrorBodyChars)
-        fail(classify(response.status, response.headers, text))
+      if (this.done) return
+      if (chunk.done) {
+        this.done = true
+        this.stopTimers()
+        this.subscriber.complete()
         return
       }
-      const type = response.headers.get('content-type')
-      if (!isEventStream(type)) {
-        const text = await readStart(response.body, quotedChars + 1)
-        const quote = excerpt(text, quotedChars)
-        fail(
-          ProviderError.of('protocol', provider, `${provider}: expected an event stream (text/event-stream), got HTTP ${response.status} ${type}${quote === '' ? '' : `: ${quote}`}`, {
-            status: response.status,
-            retryable: false,
-          }),
-        )
-        return
-      }
-      const reader = response.body.getReader()
-      // Releases the socket whichever way reading stops.
-      controller.signal.addEventListener('abort', () => void reader.cancel().catch(() => undefined), { once: true })
-      streaming = true
-      lastData = scheduler.now()
-      // The idle limit may come before the timer set for the connect limit.
-      if (lastData + idleMs < due) setTimer(nextDue(), lastData)
-      for (;;) {
-        let chunk: ReadableStreamReadResult<Uint8Array>
-        try {
-          chunk = await reader.read()
-        } catch (error) {
-          fail(networkError(provider, error, 'while the response was streaming'))
-          return
-        }
-        if (done) return
-        if (chunk.done) {
-          done = true
-          stopTimers()
-          subscriber.complete()
-          return
-        }
-        lastData = scheduler.now()
-        subscriber.next(chunk.value)
-      }
+      this.lastData = scheduler.now()
+      this.subscriber.next(chunk.value)
     }
-    void run()
-
-    return () => {
-      if (done) return
-      done = true
-      stopTimers()
-      controller.abort()
-    }
-  })
+  }
 }
+
+// Its hidden class outlives a call (see `resident`): the per-chunk loop embeds it.
+resident(new HttpCall(unused, unused, unused, unused, unused))

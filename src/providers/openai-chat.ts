@@ -11,8 +11,9 @@
  * Request building is in `openai-chat-request.ts`, response decoding in
  * `openai-chat-decoder.ts`; this file is the wiring: URL, headers, errors.
  */
+import { resident } from '../rx/resident.js'
 import type { StreamFn } from '../types/request.js'
-import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
+import { WireReader, streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
 import { ProviderError } from '../types/provider-error.js'
 import { OpenAIChatDecoder } from './openai-chat-decoder.js'
 import { openaiHttpErrorClassifier } from './openai-errors.js'
@@ -94,3 +95,6 @@ export const openaiChatProtocol: WireProtocol<OpenAIChatSettings> = openaiChatPr
 export function openaiChat(settings: OpenAIChatSettings = {}): StreamFn {
   return streamFnOf(openaiChatProtocol, settings)
 }
+
+// A response's reader and decoder: their hidden classes outlive a response (see `resident`).
+resident(new WireReader(new OpenAIChatDecoder()))

@@ -10,8 +10,9 @@
  * Request building is in `openai-responses-request.ts`, response decoding in
  * `openai-responses-decoder.ts`; this file is the wiring: URL, headers, errors.
  */
+import { resident } from '../rx/resident.js'
 import type { StreamFn } from '../types/request.js'
-import { streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
+import { WireReader, streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
 import { OPENAI, OpenAIResponsesDecoder } from './openai-responses-decoder.js'
 import { openaiHttpErrorClassifier } from './openai-errors.js'
 import type { HttpErrorClassifier } from './http.js'
@@ -95,3 +96,6 @@ export const openaiResponsesProtocol: WireProtocol<OpenAIResponsesSettings> = {
 export function openaiResponses(settings: OpenAIResponsesSettings = {}): StreamFn {
   return streamFnOf(openaiResponsesProtocol, settings)
 }
+
+// A response's reader and decoder: their hidden classes outlive a response (see `resident`).
+resident(new WireReader(new OpenAIResponsesDecoder()))

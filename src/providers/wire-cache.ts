@@ -16,6 +16,7 @@
  *
  * Internal: not exported from the package.
  */
+import { resident } from '../rx/resident.js'
 
 /**
  * A request body already serialized as JSON text, from a builder that
@@ -33,6 +34,12 @@ export class JsonText {
     return JSON.parse(this.text)
   }
 }
+
+// Its hidden class outlives a request (see `resident`): freezing an instance moves it to a map that
+// V8 holds only while a frozen instance lives, and the body builders that inline this constructor
+// embed that map. Without it, the full GC between two WIRE runs threw `anthropicRequestText` away
+// ("deoptimizing … reason: weak objects") and the next run compiled it again.
+resident(new JsonText(''))
 
 const objectProto: unknown = Object.prototype
 const arrayProto: unknown = Array.prototype

@@ -1,0 +1,86 @@
+/**
+ * The SSE decoder (`sse.ts`) is a class of its own rather than eventsource-parser's closures (see its
+ * module comment on why): for any stream, cut anywhere into network chunks, it must give the events
+ * eventsource-parser gives (its `event` and `data`), and stop at the same size bound.
+ */
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { createParser } from 'eventsource-parser'
+import { SseDecoder, type SseEvent } from '../../src/providers/sse.js'
+
+/** What eventsource-parser makes of the chunks, fed the way the decoder was before it had its own parser. */
+function reference(chunks: readonly string[]): Array<{ event?: string; data: string }> {
+  const out: Array<{ event?: string; data: string }> = []
+  const parser = createParser({ onEvent: (m) => void out.push(m.event === undefined ? { data: m.data } : { event: m.event, data: m.data }) })
+  let last = '\n'
+  for (const c of chunks)
+    if (c !== '') {
+      last = c[c.length - 1]!
+      parser.feed(c)
+    }
+  if (last === '\n' || last === '\r') parser.feed('\n\n')
+  return out
+}
+
+function decoded(chunks: readonly string[]): Array<{ event?: string; data: string }> {
+  const d = new SseDecoder()
+  const out: SseEvent[] = []
+  for (const c of chunks) out.push(...d.push(c))
+  out.push(...d.end())
+  return out.map((e) => (e.event === undefined ? { data: e.data } : { event: e.event, data: e.data }))
+}
+
+/** Lines of the forms servers send, and some they should not. */
+const line = fc.oneof(
+  fc.constantFrom('', 'data: x', 'data:x', 'data:  two spaces', 'data', 'data:', 'event: ping', 'event:', 'event', ': comment', ':', 'id: 7', 'retry: 10', 'retry: x', 'other: y', 'nocolon', 'data: {"a":1}'),
+  fc.string({ maxLength: 12 }).map((s) => `data: ${s}`),
+  fc.string({ maxLength: 12 }).map((s) => `event: ${s}`),
+  fc.string({ maxLength: 12 }),
+)
+const ending = fc.constantFrom('\n', '\r\n', '\r', '\n\n')
+const stream = fc.array(fc.tuple(line, ending), { maxLength: 30 }).map((ls) => ls.map(([l, e]) => l + e).join(''))
+
+/** `text` cut at the given positions. */
+function cut(text: string, at: readonly number[]): string[] {
+  const points = [...new Set(at.map((p) => p % (text.length + 1)))].sort((a, b) => a - b)
+  const out: string[] = []
+  let from = 0
+  for (const p of points) {
+    out.push(text.slice(from, p))
+    from = p
+  }
+  out.push(text.slice(from))
+  return out
+}
+
+describe('SseDecoder', () => {
+  it('gives the events eventsource-parser gives, for any stream cut anywhere', () => {
+    fc.assert(
+      fc.property(stream, fc.array(fc.nat(), { maxLength: 8 }), (text, at) => {
+        const chunks = cut(text, at)
+        expect(decoded(chunks)).toEqual(reference(chunks))
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('stops at maxEventSize: an endless line, or an event of many data lines', () => {
+    const long = new SseDecoder({ maxEventSize: 100, provider: 'p' })
+    expect(long.push('data: {"a":1}\n\ndata: ' + 'x'.repeat(50))).toEqual([{ event: undefined, data: '{"a":1}' }])
+    expect(long.error).toBeUndefined()
+    expect(long.push('y'.repeat(60))).toEqual([])
+    expect(long.error?.kind).toBe('protocol')
+    expect(long.error?.message).toContain('maximum size of 100 characters')
+    expect(long.push('\n\n')).toEqual([])
+    const many = new SseDecoder({ maxEventSize: 100 })
+    for (let i = 0; i < 20 && many.error === undefined; i++) many.push('data: 0123456789\n')
+    expect(many.error?.kind).toBe('protocol')
+  })
+
+  it('decodes UTF-8 cut inside a character, and drops a line cut off at the end', () => {
+    const bytes = new TextEncoder().encode('event: e\ndata: héllo ✓\n\ndata: cut')
+    const d = new SseDecoder()
+    const out = [...d.push(bytes.slice(0, 20)), ...d.push(bytes.slice(20)), ...d.end()]
+    expect(out.map((e) => ({ ...e }))).toEqual([{ event: 'e', data: 'héllo ✓' }])
+  })
+})
