@@ -1,14 +1,15 @@
 /**
- * The SSE decoder (`sse.ts`) is a class of its own rather than eventsource-parser's closures (see its
- * module comment on why): for any stream, cut anywhere into network chunks, it must give the events
- * eventsource-parser gives (its `event` and `data`), and stop at the same size bound.
+ * The SSE decoder (`sse.ts`) wraps eventsource-parser with what the adapters need (bytes in, a sink
+ * or an array out, an event that lacks its closing blank line dispatched at the end, a size bound):
+ * for any stream, cut anywhere into network chunks, it must give the events eventsource-parser gives
+ * the whole stream (its `event` and `data`), and stop at the same size bound.
  */
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { createParser } from 'eventsource-parser'
 import { SseDecoder, type SseEvent } from '../../src/providers/sse.js'
 
-/** What eventsource-parser makes of the chunks, fed the way the decoder was before it had its own parser. */
+/** What eventsource-parser makes of the chunks, fed directly. */
 function reference(chunks: readonly string[]): Array<{ event?: string; data: string }> {
   const out: Array<{ event?: string; data: string }> = []
   const parser = createParser({ onEvent: (m) => void out.push(m.event === undefined ? { data: m.data } : { event: m.event, data: m.data }) })
