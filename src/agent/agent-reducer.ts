@@ -56,14 +56,17 @@ function produce(state: AgentState, recipe: (d: Draft<AgentState>) => void): Age
 }
 
 /** `state` with `messages` as its transcript, not its array: what immer works on (see {@link produce}). */
-function standIn(state: AgentState, transcript: Transcript): AgentState {
+const standIn = (state: AgentState, transcript: Transcript): AgentState => withFields(state, asMessages(transcript), state.streamMessage)
+
+/** `state` with `messages` and `streamMessage`, field by field: an object literal of a known shape is built on V8's fast path. */
+function withFields(state: AgentState, messages: readonly AgentMessage[], streamMessage: AgentState['streamMessage']): AgentState {
   return {
     systemPrompt: state.systemPrompt,
     model: state.model,
     tools: state.tools,
-    messages: asMessages(transcript),
+    messages,
     isRunning: state.isRunning,
-    streamMessage: state.streamMessage,
+    streamMessage,
     pendingToolCalls: state.pendingToolCalls,
     pendingApprovals: state.pendingApprovals,
     steeringQueue: state.steeringQueue,
@@ -252,22 +255,7 @@ export function withStreamMessage(state: AgentState, message: AssistantMessage |
   // A lazy transcript no one has read stays lazy for a while (see LAZY_STREAM_SNAPSHOTS).
   const lazy = lazyTranscriptOf(state)
   if (lazy !== undefined && !lazy.materialized && lazy.lazyViews++ < LAZY_STREAM_SNAPSHOTS) return lazyAgentState(state, lazy, message)
-  // Field by field rather than a spread: an object literal of a known shape is built on V8's fast path.
-  return Object.freeze({
-    systemPrompt: state.systemPrompt,
-    model: state.model,
-    tools: state.tools,
-    messages: state.messages,
-    isRunning: state.isRunning,
-    streamMessage: message,
-    pendingToolCalls: state.pendingToolCalls,
-    pendingApprovals: state.pendingApprovals,
-    steeringQueue: state.steeringQueue,
-    followUpQueue: state.followUpQueue,
-    error: state.error,
-    availableModels: state.availableModels,
-    planMode: state.planMode,
-  })
+  return Object.freeze(withFields(state, state.messages, message))
 }
 
 /**
