@@ -70,7 +70,7 @@ const pinned: Record<Entry, { values: string[]; types: string[] }> = {
       'LoopDetectionOptions', 'LoopStop', 'MessageSource',
       'MetricsCollector', 'PendingApproval', 'Policies', 'Policy', 'PolicyVerdict', 'PostLoopPolicy', 'PostLoopView', 'PostTurnPolicy',
       'PostTurnView', 'PreDispatchPolicy', 'PreDispatchVerdict', 'PreDispatchView', 'PreTurnPolicy', 'PreTurnView',
-      'PromptInput', 'QueueMode', 'RegisteredKind', 'RepairedTranscript', 'RestoreOptions', 'RunToolOptions', 'RunView',
+      'PromptInput', 'QueueMode', 'RegisteredKind', 'RepairedTranscript', 'RestoreOptions', 'ResumeOptions', 'RunToolOptions', 'RunView',
       'SlidingWindow', 'SlidingWindowOptions',
       'StandardJSONSchemaV1', 'StandardSchemaV1', 'StandardToolDefinition', 'StandardToolSchema',
       'StreamFn', 'StructuredOptions', 'StructuredRun',
