@@ -23,7 +23,7 @@ function lastAnswer(messages: readonly AgentMessage[]): { readonly index: number
 }
 
 /** Where a resumed run stands in its own count of turns. */
-export const ResumeOptions = t.partial({
+export const ResumeOptionsCodec = t.partial({
   /**
    * The index of the turn being resumed (default 0): the run's turns are
    * numbered on from it, and `maxTurns` counts the turns before it — a run
@@ -33,7 +33,8 @@ export const ResumeOptions = t.partial({
    */
   turnIndex: NonNegativeInteger,
 })
-export type ResumeOptions = t.TypeOf<typeof ResumeOptions>
+/** Where a resumed run stands in its own count of turns (see {@link ResumeOptionsCodec}). */
+export type ResumeOptions = t.TypeOf<typeof ResumeOptionsCodec>
 
 /**
  * Resumes from a transcript that ends with an assistant message whose tool
@@ -58,7 +59,7 @@ export type ResumeOptions = t.TypeOf<typeof ResumeOptions>
  */
 export function agentLoopResume(context: AgentContext, config: AgentLoopConfig, options: ResumeOptions = {}): Observable<AgentEvent> {
   const decoded = decodeContext(context, 'agentLoopResume', (config.scheduler ?? asyncScheduler).now())
-  const turnIndex = decodeInput(ResumeOptions, options, 'agentLoopResume', 'options', 'options').turnIndex ?? 0
+  const turnIndex = decodeInput(ResumeOptionsCodec, options, 'agentLoopResume', 'options', 'options').turnIndex ?? 0
   return defer(() => {
     const found = lastAnswer(decoded.messages)
     if (found === undefined) throw new Error('agentLoopResume: the transcript does not end with an assistant message and its tool results')
