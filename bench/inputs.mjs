@@ -103,9 +103,9 @@ export const scenarios = {
   // against the floors' (the peers' TEXT rows already show theirs; the suite must stay under ten minutes).
   textcount: { sizes: [10_000, 200_000], smoke: [200], runtimes: ['rxagent', 'bare', 'rx-floor'] },
   // TEXT with rxagent's mock playing the script synchronously (`from(array)`): an extra, labelled row.
-  textsync: { sizes: [10_000], smoke: [200], runtimes: ['rxagent'] },
+  textsync: { sizes: [10_000], smoke: [200], runtimes: ['rxagent'], rounds: 2 },
   // TEXT with rxagent reading the async source through RxJS's `from()` instead of `fromAsyncIterable`: extra, labelled.
-  textfrom: { sizes: [10_000, 100_000], smoke: [200], runtimes: ['rxagent'] },
+  textfrom: { sizes: [10_000, 100_000], smoke: [200], runtimes: ['rxagent'], rounds: 2 },
   tools: { sizes: [200], smoke: [3], runtimes: all },
   // The first 30 tool turns of a fresh process: one timed run, no warm-up; 5 processes per runtime.
   coldtools: { sizes: [30], smoke: [3], runtimes: all, rounds: 5 },

@@ -42,11 +42,12 @@ const params = {
 const extra = { ...(params[kind]?.() ?? {}), ...(scenario === 'textcount' ? { keepText: false } : {}) }
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
-/** The text a run must have streamed, in characters (4 per delta). */
-const expectText = { text: size * 4, textsync: size * 4, textfrom: size * 4, long: (extra.deltas ?? 0) * 4, restore: (extra.deltas ?? 0) * 4 }[kind]
+/** The text a run of `n` must have streamed, in characters (4 per delta). */
+const expectTextOf = (n) => ({ text: n * 4, textsync: n * 4, textfrom: n * 4, long: (extra.deltas ?? 0) * 4, restore: (extra.deltas ?? 0) * 4 })[kind]
 
-/** What the run must have produced; a benchmark of a wrong result is worthless. */
-function check(result) {
+/** What a run of `n` must have produced; a benchmark of a wrong result is worthless. */
+function check(result, n) {
+  const expectText = expectTextOf(n)
   const length = result.textLength ?? result.text?.length
   if (expectText !== undefined && length !== expectText) throw new Error(`${runtime}/${scenario}: text of ${length} characters, expected ${expectText}`)
   // A UI reader must have seen the whole streamed message.
@@ -65,17 +66,27 @@ const gcObserver = new PerformanceObserver((list) => keepEntries(list.getEntries
 gcObserver.observe({ entryTypes: ['gc'] })
 const gcMsIn = ([from, to]) => gcEntries.reduce((sum, [start, duration]) => (start >= from && start < to ? sum + duration : sum), 0)
 
-/** How many text deltas a run streams, for the per-delta figures. */
-const deltas = { text: size, textsync: size, textfrom: size, long: extra.deltas }[kind]
+/** How many text deltas a run of `n` streams, for the per-delta figures. */
+const deltasOf = (n) => ({ text: n, textsync: n, textfrom: n, long: extra.deltas })[kind]
+const deltas = deltasOf(size)
+
+/**
+ * The size of the warm-up runs: the timed size, but at most WARM_DELTAS for the TEXT kinds, for
+ * every runtime alike. At 100k–200k deltas one run of pi-agent-core or the AI SDK takes 3–15 s, so a
+ * warm-up at full size was a whole extra run (about a minute of the suite at 200k) where V8 needs
+ * only the same code paths run for half a second.
+ */
+const WARM_DELTAS = 20_000
+const warmSize = deltasOf(size) === size && size > WARM_DELTAS ? WARM_DELTAS : size
 
 /**
  * One timed run, after a full GC (twice, as every runtime gets): the inputs just built do not
  * sit in the young generation, and no run pays for the garbage of the one before. Wall time and
  * the process's CPU time (user + system, all threads: GC helpers included) over the run.
  */
-async function timed() {
+async function timed(n = size) {
   // Awaited: a durable run opens its session here, before the timing.
-  const run = await make(size, extra)
+  const run = await make(n, extra)
   gc()
   await nextTurn()
   const c0 = process.cpuUsage()
@@ -83,14 +94,14 @@ async function timed() {
   const result = await run()
   const t1 = performance.now()
   const cpu = process.cpuUsage(c0)
-  check(result)
+  check(result, n)
   const ms = t1 - t0
   const cpuMs = (cpu.user + cpu.system) / 1000
   return {
     ms,
     cpuMs,
     window: [t0, t1],
-    ...(deltas === undefined ? {} : { perDeltaUs: (ms * 1000) / deltas, cpuPerDeltaUs: (cpuMs * 1000) / deltas }),
+    ...(deltasOf(n) === undefined ? {} : { perDeltaUs: (ms * 1000) / deltasOf(n), cpuPerDeltaUs: (cpuMs * 1000) / deltasOf(n) }),
     ...(kind === 'long' && result.firstDelta !== undefined ? { firstDeltaMs: result.firstDelta - t0 } : {}),
     ...(kind === 'tools' ? { msPerTurn: ms / size, cpuMsPerTurn: cpuMs / size } : {}),
   }
@@ -140,15 +151,17 @@ async function measured() {
 let warmups = 0
 const warmStart = performance.now()
 while (!cold && (warmups === 0 || (performance.now() - warmStart < (smoke ? 0 : 500) && warmups < 50))) {
-  await timed()
+  await timed(warmSize)
   warmups++
 }
-// At least `runs` samples (one when cold); a short scenario keeps sampling for half a second (at
-// most 50 samples), so that the median of a 10 ms run is not one unlucky scheduler slice (and the
-// rounds of run.mjs give each figure three such processes).
+// At least `runs` samples (one when cold); a short scenario keeps sampling for 300 ms (at most 50
+// samples), so that the median of a 10 ms run is not one unlucky scheduler slice (and the rounds of
+// run.mjs give each figure three such processes). (500 ms until 2026-11-28: the suite took 683 s on
+// a slower 2-core host, over its ten minutes; the medians of 30 samples and 50 barely differ.)
+const SAMPLE_MS = 300
 const samples = []
 const sampleStart = performance.now()
-const enough = () => (cold ? samples.length >= 1 : samples.length >= runs && (smoke || performance.now() - sampleStart >= 500 || samples.length >= 50))
+const enough = () => (cold ? samples.length >= 1 : samples.length >= runs && (smoke || performance.now() - sampleStart >= SAMPLE_MS || samples.length >= 50))
 while (!enough()) samples.push(await timed())
 // The observer delivers its entries from an Immediate after each GC, which the
 // leftover count of the memory run would see: take what is pending and stop it.
