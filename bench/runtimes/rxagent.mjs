@@ -205,9 +205,11 @@ export const scenarios = {
     return () => readLoop(agentLoop(prompt, context([echo]), { model: model.model, streamFn: model.streamFn }))
   },
 
+  // The history is built before timing, as in `long` and every other runtime's LONG.
   'reader-long'(count, { history, deltas }) {
+    const messages = toMessages(history)
     const model = mockModel([textScript(textDeltas(deltas))])
-    return () => readLoop(agentLoop(prompt, context([], toMessages(history)), { model: model.model, streamFn: model.streamFn }))
+    return () => readLoop(agentLoop(prompt, context([], messages), { model: model.model, streamFn: model.streamFn }))
   },
 
   'agent-text'(n) {
