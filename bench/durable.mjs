@@ -4,7 +4,7 @@
 // process, before any timing: the memory store, PGlite in a temp directory, PostgreSQL in a fresh database of the cluster
 // run.mjs started (RXAGENT_BENCH_POSTGRES_URL; absent: those rows are skipped). `teardown()` closes them and removes what
 // they left (temp directory, database).
-import { mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { durableStores, textDeltas } from './inputs.mjs'
@@ -20,6 +20,9 @@ const makers = {
   async pglite() {
     const { pgliteSessionStore } = await import('../dist/src/sessions/pglite-store.js')
     const dataDir = mkdtempSync(join(tmpdir(), 'rxagent-bench-pglite-'))
+    // A copy of the run's template directory (bench/pglite-template.mjs), when run.mjs made one.
+    const template = process.env.RXAGENT_BENCH_PGLITE_TEMPLATE
+    if (template !== undefined && template !== '') cpSync(template, dataDir, { recursive: true })
     const store = await pgliteSessionStore({ dataDir })
     return {
       store,

@@ -125,7 +125,7 @@ export const scenarios = {
   // memory store, PGlite (a temp directory) and PostgreSQL (a throwaway cluster run.mjs starts; skipped
   // without the binaries): a tool turn, streaming, and opening a stored session (in memory: `Agent.fromLog`).
   'durable-tools': { sizes: [100], smoke: [3], runtimes: ['rxagent'], with: durable('tools') },
-  'durable-text': { sizes: [10_000], smoke: [200], runtimes: ['rxagent'], with: durable('text') },
+  'durable-text': { sizes: [10_000, 100_000], smoke: [200], runtimes: ['rxagent'], with: durable('text') },
   'durable-open': { sizes: [10_000], smoke: [200], runtimes: ['rxagent'], with: durable('open') },
   // Parameters shared by the scenarios of a kind (see worker.mjs).
   restore: { deltas: 20 },

@@ -142,8 +142,9 @@ export function report({ results, sizesOf, runtimes, wire, mcp = { skipped: 'not
   }
   const dturns = sizesOf('durable-tools')[0]
   drows.push({ name: `DURABLE TOOLS ${dturns} turns`, unit: 'ms/turn, wall / CPU', values: dpair('tools', dturns, 'msPerTurn', 'cpuMsPerTurn'), digits: 3 })
-  const ddeltas = sizesOf('durable-text')[0]
-  drows.push({ name: `DURABLE TEXT ${k(ddeltas)} deltas`, unit: wc, values: dpair('text', ddeltas, 'perDeltaUs', 'cpuPerDeltaUs'), digits: 2 })
+  for (const ddeltas of sizesOf('durable-text')) {
+    drows.push({ name: `DURABLE TEXT ${k(ddeltas)} deltas`, unit: wc, values: dpair('text', ddeltas, 'perDeltaUs', 'cpuPerDeltaUs'), digits: 2 })
+  }
   const dopen = sizesOf('durable-open')[0]
   drows.push({ name: `DURABLE open a ${k(dopen)}-entry session`, unit: 'ms, wall / CPU', values: dpair('open', dopen, 'ms', 'cpuMs'), digits: 2 })
   const storeLabel = { memory: 'Agent.open, memory store', pglite: 'Agent.open, PGlite', postgres: 'Agent.open, PostgreSQL' }
@@ -350,10 +351,12 @@ function targets({ get, sizesOf, runtimes, results }) {
     const over = turnMs(store) - turnMs(undefined)
     target(`DURABLE tool turn with ${name} ≤ +${limit} ms over the in-memory Agent`, over, '≤', limit, `+${over.toFixed(3)} ms (${turnMs(store)?.toFixed(3)} vs ${turnMs(undefined)?.toFixed(3)} ms/turn)`)
   }
-  const dd = sizesOf('durable-text')[0]
-  for (const store of durableStores) {
-    const r = pairRatio(`durable-text-${store}`, 'rxagent', 'durable-text', 'rxagent', dd, 'perDeltaUs')
-    target(`DURABLE TEXT ${k(dd)} on the ${store} store ≤ 1.2× the in-memory Agent per delta`, r[0], '≤', 1.2, detail(r))
+  // Every size is checked: a run's commits are a fixed cost, so the smallest size is the hardest.
+  for (const dd of sizesOf('durable-text')) {
+    for (const store of durableStores) {
+      const r = pairRatio(`durable-text-${store}`, 'rxagent', 'durable-text', 'rxagent', dd, 'perDeltaUs')
+      target(`DURABLE TEXT ${k(dd)} on the ${store} store ≤ 1.2× the in-memory Agent per delta`, r[0], '≤', 1.2, detail(r))
+    }
   }
   const dn = sizesOf('durable-open')[0]
   const openMs = v('durable-open-pglite', dn, 'rxagent', 'ms')

@@ -10,8 +10,8 @@
 // window of time on a noisy machine. A runtime's figure is the median over the rounds of each
 // process's own median; min–max are the rounds' medians.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
-import { cpus, totalmem, platform, arch, release } from 'node:os'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { arch, cpus, platform, release, tmpdir, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { scenarios } from './inputs.mjs'
@@ -73,11 +73,20 @@ const skippedNotes = new Set()
 
 // DURABLE rows on PostgreSQL: one throwaway cluster for the whole run; each worker makes its own database in it.
 let cluster
+let pgliteTemplate
 if (Object.keys(scenarios).some((s) => s.startsWith('durable-') && wanted(s))) {
   const started = performance.now()
   cluster = await startCluster()
   if (cluster.url !== undefined) process.env.RXAGENT_BENCH_POSTGRES_URL = cluster.url
   process.stderr.write(`postgres     ${cluster.url === undefined ? `skipped: ${cluster.skipped}` : `cluster up in ${((performance.now() - started) / 1000).toFixed(1)} s`}\n`)
+  // The PGlite rows' data directory, made once and copied by each worker (bench/pglite-template.mjs says why).
+  {
+    const made = performance.now()
+    pgliteTemplate = mkdtempSync(join(tmpdir(), 'rxagent-bench-pglite-template-'))
+    const out = spawnSync(process.execPath, [join(here, 'pglite-template.mjs'), pgliteTemplate], { encoding: 'utf8' })
+    if (out.status === 0) process.env.RXAGENT_BENCH_PGLITE_TEMPLATE = pgliteTemplate
+    process.stderr.write(`pglite       ${out.status === 0 ? `template made in ${((performance.now() - made) / 1000).toFixed(1)} s` : `no template (each worker makes its own): ${out.stderr.trim().split('\n').at(-1)}`}\n`)
+  }
 }
 for (const [scenario, spec] of Object.entries(scenarios)) {
   if (spec.sizes === undefined || !wanted(scenario)) continue
@@ -115,6 +124,7 @@ for (const [scenario, spec] of Object.entries(scenarios)) {
 }
 
 cluster?.stop?.()
+if (pgliteTemplate !== undefined) rmSync(pgliteTemplate, { recursive: true, force: true })
 
 // --- SCALE: rxagent/dbos workers (1, 2, 4 processes) on a fresh PostgreSQL cluster, and DBOS's per-step overhead (bench/scale/). ---
 
