@@ -147,7 +147,14 @@ function generate(codec: t.Mixed): Is {
       return `${plain ? '' : plainObject(x)}for (const ${k} in ${x}) if (HO.call(${x}, ${k})) { const ${y} = ${x}[${k}];\n${emit(c.codomain, y)}}\n`
     }
     if (isKind(c, 'LiteralType')) return `if (${x} !== ${JSON.stringify(c.value)}) return false;\n`
-    if (isKind(c, 'KeyofType')) return `if (typeof ${x} !== 'string' || !HO.call(${extern(c.keys)}, ${x})) return false;\n`
+    if (isKind(c, 'KeyofType')) {
+      // A few keys as a `switch` (strict equality: a non-string matches no case), not a call to
+      // `hasOwnProperty` on the keys object: an assistant message's `stopReason` is one, and 5,000
+      // fresh history messages took 135 µs instead of 156 µs (the fastest of five runs each).
+      const keys = Object.keys(c.keys)
+      if (keys.length > 0 && keys.length <= 32) return `switch (${x}) {\n${keys.map((k) => `case ${JSON.stringify(k)}:`).join(' ')} break;\ndefault: return false;\n}\n`
+      return `if (typeof ${x} !== 'string' || !HO.call(${extern(c.keys)}, ${x})) return false;\n`
+    }
     if (isKind(c, 'StringType')) return `if (typeof ${x} !== 'string') return false;\n`
     if (isKind(c, 'NumberType')) return `if (typeof ${x} !== 'number') return false;\n`
     if (isKind(c, 'BooleanType')) return `if (typeof ${x} !== 'boolean') return false;\n`
