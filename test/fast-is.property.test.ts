@@ -185,6 +185,27 @@ describe('compileIs', () => {
     expect(isMessage(new Box())).toBe(false)
   })
 
+  it('reads the prototype soundly when an own __proto__ shadows it (JSON.parse makes one)', () => {
+    const user = { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 0 }
+    // Data can shadow `__proto__` only with a value that is not Object.prototype: no yes comes of it.
+    const shadowed = JSON.parse('{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":0,"__proto__":{}}') as object
+    expect(Object.prototype.hasOwnProperty.call(shadowed, '__proto__')).toBe(true)
+    expect(isMessage(shadowed)).toBe(false)
+    const undefinedShadow = Object.defineProperty({ ...user }, '__proto__', { value: undefined, enumerable: true })
+    expect(isMessage(undefinedShadow)).toBe(false)
+    // An instance shadowed with undefined, a prototype-less array: no plain objects either.
+    class Box {
+      readonly role = 'user'
+      readonly content = user.content
+      readonly timestamp = 0
+    }
+    expect(isMessage(Object.defineProperty(new Box(), '__proto__', { value: undefined }))).toBe(false)
+    expect(isMessage(Object.setPrototypeOf(Object.assign([], user), null))).toBe(false)
+    // A prototype-less message is plain: accepted, as before.
+    expect(isMessage(Object.assign(Object.create(null) as object, user))).toBe(true)
+    expect(isMessage(user)).toBe(true)
+  })
+
   it('checks refinements and records the way the codec does', () => {
     const isUsage = compileIs(Usage)
     const usage = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, reasoning: 0, total: 3, extra: { searches: 1 } }

@@ -49,9 +49,35 @@ const NUMBER_CHECKS = new Map<t.Mixed, (x: string) => string>([
   [NonNegativeNumber, (x) => `(Number.isFinite(${x}) && ${x} >= 0)`],
 ])
 
+/** Whether `__proto__` reads an object's prototype here (see {@link plainObject}). */
+const PROTO_READ = ((): boolean => {
+  try {
+    const probe: unknown = ({} as { __proto__?: unknown }).__proto__
+    return probe === Object.prototype
+  } catch {
+    return false
+  }
+})()
+
+/**
+ * A plain object: an object whose prototype is `Object.prototype` or `null`. The prototype is read
+ * through `__proto__` first: V8 inline-caches that read, where `Object.getPrototypeOf` of an object of
+ * unknown shape is a builtin call: 5,000 fresh history messages (two plain objects each) took
+ * 150–240 µs with `Object.getPrototypeOf`, 50–100 µs with `__proto__` (against 35–75 µs without any
+ * prototype check). An own `__proto__` property (`JSON.parse` makes one) shadows the read: data can
+ * only give it a value that is not `Object.prototype` itself, which then fails here and goes the slow
+ * way. Only code can make an object lie about its prototype, as a Proxy already could. `undefined`
+ * (no inherited `__proto__` getter: a null prototype, or a shadow) is settled by `Object.getPrototypeOf`;
+ * an array's `__proto__` is `Array.prototype`, so only an array made prototype-less needs `Array.isArray`.
+ * Where `__proto__` is removed or throws (Deno, `node --disable-proto`), `Object.getPrototypeOf` only.
+ */
 const plainObject = (x: string): string =>
-  `if (typeof ${x} !== 'object' || ${x} === null || Array.isArray(${x})) return false;\n` +
-  `{ const p = Object.getPrototypeOf(${x}); if (p !== OP && p !== null) return false; }\n`
+  PROTO_READ
+    ? `if (typeof ${x} !== 'object' || ${x} === null) return false;\n` +
+      `{ const p = ${x}.__proto__; if (p !== OP && (p !== undefined || Object.getPrototypeOf(${x}) !== null || Array.isArray(${x}))) return false; }\n`
+    : `if (typeof ${x} !== 'object' || ${x} === null || Array.isArray(${x})) return false;\n` +
+      `{ const p = Object.getPrototypeOf(${x}); if (p !== OP && p !== null) return false; }\n`
+
 
 function generate(codec: t.Mixed): Is {
   const externs: unknown[] = []
@@ -121,7 +147,14 @@ function generate(codec: t.Mixed): Is {
       return `${plain ? '' : plainObject(x)}for (const ${k} in ${x}) if (HO.call(${x}, ${k})) { const ${y} = ${x}[${k}];\n${emit(c.codomain, y)}}\n`
     }
     if (isKind(c, 'LiteralType')) return `if (${x} !== ${JSON.stringify(c.value)}) return false;\n`
-    if (isKind(c, 'KeyofType')) return `if (typeof ${x} !== 'string' || !HO.call(${extern(c.keys)}, ${x})) return false;\n`
+    if (isKind(c, 'KeyofType')) {
+      // A few keys as a `switch` (strict equality: a non-string matches no case), not a call to
+      // `hasOwnProperty` on the keys object: an assistant message's `stopReason` is one, and 5,000
+      // fresh history messages took 135 µs instead of 156 µs (the fastest of five runs each).
+      const keys = Object.keys(c.keys)
+      if (keys.length > 0 && keys.length <= 32) return `switch (${x}) {\n${keys.map((k) => `case ${JSON.stringify(k)}:`).join(' ')} break;\ndefault: return false;\n}\n`
+      return `if (typeof ${x} !== 'string' || !HO.call(${extern(c.keys)}, ${x})) return false;\n`
+    }
     if (isKind(c, 'StringType')) return `if (typeof ${x} !== 'string') return false;\n`
     if (isKind(c, 'NumberType')) return `if (typeof ${x} !== 'number') return false;\n`
     if (isKind(c, 'BooleanType')) return `if (typeof ${x} !== 'boolean') return false;\n`
