@@ -226,6 +226,7 @@ class HttpCall {
   /** The status and headers over `node:http`: the same checks as `runFetch`'s. */
   private response(response: IncomingMessage): void {
     this.answered = true
+    if (this.done) return
     const { provider } = this
     const status = response.statusCode ?? 0
     if (status < 200 || status > 299) {
