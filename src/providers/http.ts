@@ -1,8 +1,10 @@
 /**
  * The transport every adapter shares: one POST, its body as a stream of byte
- * chunks. The request starts on subscribe; unsubscribing aborts it at any
- * moment (before the response, or while the body is read). Timeouts run on
- * an injected scheduler, so tests can make them virtual.
+ * chunks, over `node:http` or a `fetch` (transport.ts chooses; the limits,
+ * checks and errors below are the same on both). The request starts on
+ * subscribe; unsubscribing aborts it at any moment (before the response, or
+ * while the body is read). Timeouts run on an injected scheduler, so tests
+ * can make them virtual.
  *
  * Nothing a server sends is trusted: the whole call has a deadline, an error
  * body is read only up to a bound, and a `200` that is not an event stream is
@@ -19,6 +21,7 @@ import { resident, unused } from '../rx/resident.js'
 
 export type { HttpErrorClassifier, HttpRequest, TransportOptions } from './transport.js'
 export { transportDefaults } from './transport.js'
+
 /** The most of an error body read to classify it; the rest is not read. */
 const maxErrorBodyChars = 256 * 1024
 /** How much of a body that is not an event stream an error quotes. */

@@ -6,8 +6,8 @@
  * `node:http` when the settings pass no `fetch` AND `globalThis.fetch` is
  * still Node's own; the given or patched `fetch` otherwise, so that a test
  * double, an interceptor (msw) or a proxy set through a replaced `fetch`
- * keeps working. The check runs per request: a `fetch`
- * patched after this module loaded is honoured from its next request.
+ * keeps working. The check runs per request: a `fetch` patched after this
+ * module loaded is honoured from its next request.
  *
  * Why: every `fetch` goes through undici's WHATWG layers (a Request, a
  * Response, a ReadableStream and its reader, a promise per body chunk), once
