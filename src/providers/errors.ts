@@ -139,3 +139,33 @@ export function parseEventJson(provider: string, data: string, event?: string): 
     throw protocolError(provider, `${event === undefined ? 'an event' : `a '${event}' event`} is not valid JSON (${(e as Error).message}): ${excerpt(data, 120)}`)
   }
 }
+
+/** A network failure in words, without the request (its URL or headers may hold a key). */
+export function networkError(provider: string, error: unknown, phase: string): ProviderError {
+  // `fetch` rejects with a TypeError whose cause is the socket's error; `node:http` gives that error itself.
+  const failure = error as { cause?: { code?: unknown; message?: unknown }; code?: unknown; message?: unknown } | null | undefined
+  const cause = failure?.cause ?? failure
+  const code = typeof cause?.code === 'string' ? cause.code : undefined
+  const detail = code ?? (typeof cause?.message === 'string' ? cause.message : error instanceof Error ? error.message : String(error))
+  return ProviderError.of('network', provider, `${provider}: the connection failed ${phase} (${detail})`, code === undefined ? {} : { code })
+}
+
+/**
+ * The `invalidRequest` error of a request that could not be built or
+ * serialized (a value nested deeper than the stack, a cycle, a `BigInt`).
+ * Never retried: the same transcript fails the same way.
+ */
+export function unserializableError(provider: string, error: unknown): ProviderError {
+  const message = error instanceof Error ? error.message : String(error)
+  const why = error instanceof RangeError ? `a value is nested too deep (${message})` : message
+  return ProviderError.of('invalidRequest', provider, `${provider}: the request body could not be serialized: ${why}`, { retryable: false })
+}
+
+/** What a `200` whose body is not an event stream is, quoting the start of the body. */
+export function notEventStreamError(provider: string, status: number, type: string | null, body: string, quoted: number): ProviderError {
+  const quote = excerpt(body, quoted)
+  return ProviderError.of('protocol', provider, `${provider}: expected an event stream (text/event-stream), got HTTP ${status} ${type}${quote === '' ? '' : `: ${quote}`}`, {
+    status,
+    retryable: false,
+  })
+}

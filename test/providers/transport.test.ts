@@ -4,7 +4,7 @@
  * resets, stalls, aborts, truncation, malformed events — each ends with the
  * right error, a valid transcript, and no socket left open.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs'
 import { agentLoop } from '../../src/loop/agent-loop.js'
 import { transcriptFromEvents } from '../../src/loop/transcript.js'
@@ -84,10 +84,21 @@ async function noOpenSockets(s: ReplayServer): Promise<void> {
   expect(s.inFlight()).toBe(0)
 }
 
-describe('transport', () => {
+/**
+ * Both transports (transport.ts): `node:http` by default, `fetch` when the settings pass one (here
+ * Node's own, through a wrapper: the same `fetch` as before the `node:http` path existed).
+ */
+const transports: readonly (readonly [string, Partial<ProviderSettings>])[] = [
+  ['node:http', {}],
+  ['fetch', { fetch: (input, init) => globalThis.fetch(input, init) }],
+]
+
+for (const [via, extra] of transports) describe(`transport over ${via}`, () => {
+  const runVia = (settings: Partial<ProviderSettings>, retry: Parameters<typeof agentLoop>[2]['retry'] = false): ReturnType<typeof run> => run({ ...extra, ...settings }, retry)
+
   it('streams a response; the key goes only into the header', async () => {
     const s = await serve([{ chunks: okChunks }])
-    const { message } = await run({})
+    const { message } = await runVia({})
     expect(message).toMatchObject({ stopReason: 'stop', content: [{ type: 'text', text: 'Hello' }], usage: { input: 3, output: 2, total: 5 } })
     expect(s.requests[0]).toMatchObject({ method: 'POST', url: '/stream', body: { model: 'm', messages: 1 } })
     expect(s.requests[0]!.headers.authorization).toBe(`Bearer ${KEY}`)
@@ -96,7 +107,7 @@ describe('transport', () => {
 
   it('fails at once, without a request, when no key is set', async () => {
     const s = await serve([{ chunks: okChunks }])
-    const streamFn = streamFnOf(testProtocol, { baseUrl: s.url, env: {} })
+    const streamFn = streamFnOf(testProtocol, { ...extra, baseUrl: s.url, env: {} })
     const error = await firstValueFrom(streamFn({ model, systemPrompt: '', messages: [], tools: [] })).catch((e: unknown) => e)
     expect(error).toBeInstanceOf(ProviderError)
     expect((error as ProviderError).info).toMatchObject({ kind: 'auth', retryable: false })
@@ -106,7 +117,7 @@ describe('transport', () => {
 
   it('reads the key from the environment', async () => {
     const s = await serve([{ chunks: okChunks }])
-    await run({ apiKey: undefined, env: { TEST_API_KEY: 'from-env' } } as Partial<ProviderSettings>)
+    await runVia({ apiKey: undefined, env: { TEST_API_KEY: 'from-env' } } as Partial<ProviderSettings>)
     expect(s.requests[0]!.headers.authorization).toBe('Bearer from-env')
   })
 
@@ -125,11 +136,11 @@ describe('transport', () => {
   for (const [status, headers, kind, retryable, retryAfterMs] of statuses) {
     it(`HTTP ${status}${Object.keys(headers).length > 0 ? ` with ${Object.keys(headers)[0]}` : ''} → ${kind}`, async () => {
       const s = await serve([{ status, headers: { 'content-type': 'application/json', ...headers }, chunks: [JSON.stringify({ error: { type: `e${status}`, message: `failure ${status}` } })] }])
-      const { message, events } = await run({})
+      const { message, events } = await runVia({})
       expect(message).toMatchObject({ stopReason: 'error', errorKind: kind })
       expect(message.errorMessage).toContain(`failure ${status}`)
       expect(message.errorMessage).not.toContain(KEY)
-      const error = await firstValueFrom(streamFnOf(testProtocol, { baseUrl: s.url, apiKey: KEY })({ model, systemPrompt: '', messages: [], tools: [] })).catch((e: unknown) => e)
+      const error = await firstValueFrom(streamFnOf(testProtocol, { ...extra, baseUrl: s.url, apiKey: KEY })({ model, systemPrompt: '', messages: [], tools: [] })).catch((e: unknown) => e)
       expect((error as ProviderError).info).toMatchObject({ kind, retryable, status, code: `e${status}`, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) })
       expect(events.at(-1)).toMatchObject({ type: 'agentEnd', result: { stopReason: 'error' } })
       await noOpenSockets(s)
@@ -149,7 +160,7 @@ describe('transport', () => {
 
   it('a 429 with retry-after-ms is retried after that delay, then succeeds', async () => {
     const s = await serve([{ status: 429, headers: { 'retry-after-ms': '30' }, chunks: ['{"error":{"message":"slow down"}}'] }, { chunks: okChunks }])
-    const { message, events } = await run({}, { baseDelayMs: 5 })
+    const { message, events } = await runVia({}, { baseDelayMs: 5 })
     expect(message).toMatchObject({ stopReason: 'stop', content: [{ type: 'text', text: 'Hello' }] })
     expect(events.filter((e) => e.type === 'streamRetry')).toMatchObject([{ attempt: 1, delayMs: 30, error: { kind: 'rateLimit' } }])
     expect(s.requests).toHaveLength(2)
@@ -157,12 +168,12 @@ describe('transport', () => {
 
   it('a connection reset mid-stream is a network error; a retry discards the partial text', async () => {
     const s = await serve([{ chunks: okChunks, resetAfter: 2 }, { chunks: okChunks }])
-    const failed = await run({})
+    const failed = await runVia({})
     expect(failed.message).toMatchObject({ stopReason: 'error', errorKind: 'network', content: [{ type: 'text', text: 'Hel' }] })
     const s2 = s
     s2.requests.length = 0
     await serve([{ chunks: okChunks, resetAfter: 2 }, { chunks: okChunks }])
-    const retried = await run({}, { baseDelayMs: 5 })
+    const retried = await runVia({}, { baseDelayMs: 5 })
     expect(retried.message).toMatchObject({ stopReason: 'stop', content: [{ type: 'text', text: 'Hello' }] })
     const labels = retried.events.map((e) => e.type)
     expect(labels.filter((t) => t === 'messageStart')).toHaveLength(2) // user + assistant, once
@@ -172,7 +183,7 @@ describe('transport', () => {
 
   it('a stalled stream hits the idle timeout: timeout error, partial kept, socket closed', async () => {
     const s = await serve([{ chunks: okChunks, stallAfter: 2 }])
-    const { message, events } = await run({ idleTimeoutMs: 150 })
+    const { message, events } = await runVia({ idleTimeoutMs: 150 })
     expect(message).toMatchObject({ stopReason: 'error', errorKind: 'timeout', content: [{ type: 'text', text: 'Hel' }] })
     expect(message.errorMessage).toContain('no data arrived within 150 ms')
     expect(transcriptFromEvents(events).map((m) => m.role)).toEqual(['user', 'assistant'])
@@ -181,14 +192,14 @@ describe('transport', () => {
 
   it('no response headers within the connect timeout: timeout error', async () => {
     const s = await serve([{ chunks: okChunks, headerDelayMs: 2000 }])
-    const { message } = await run({ connectTimeoutMs: 100 })
+    const { message } = await runVia({ connectTimeoutMs: 100 })
     expect(message).toMatchObject({ stopReason: 'error', errorKind: 'timeout' })
     await noOpenSockets(s)
   })
 
   it('unsubscribing mid-body aborts the request', async () => {
     const s = await serve([{ chunks: okChunks, gapMs: 50 }])
-    const streamFn = streamFnOf(testProtocol, { baseUrl: s.url, apiKey: KEY })
+    const streamFn = streamFnOf(testProtocol, { ...extra, baseUrl: s.url, apiKey: KEY })
     const events = await lastValueFrom(agentLoop(userMessage('hi'), context, { model, streamFn }).pipe(take(6), toArray()))
     expect(events.at(-1)).toMatchObject({ type: 'messageUpdate', chunk: { type: 'textDelta', text: 'Hel' } })
     await noOpenSockets(s)
@@ -199,7 +210,7 @@ describe('transport', () => {
 
   it('a truncated stream is a network error that keeps the partial answer', async () => {
     const s = await serve([{ chunks: okChunks.slice(0, 3) }])
-    const { message } = await run({})
+    const { message } = await runVia({})
     expect(message).toMatchObject({ stopReason: 'error', errorKind: 'network', content: [{ type: 'text', text: 'Hello' }] })
     expect(message.errorMessage).toContain('ended before the response was complete')
     await noOpenSockets(s)
@@ -207,7 +218,7 @@ describe('transport', () => {
 
   it('a malformed JSON event is a protocol error, not retried', async () => {
     const s = await serve([{ chunks: [okChunks[0]!, 'data: {"type":"textDelta","text":\n\n', ...okChunks.slice(1)] }])
-    const { message, events } = await run({}, { baseDelayMs: 1 })
+    const { message, events } = await runVia({}, { baseDelayMs: 1 })
     expect(message).toMatchObject({ stopReason: 'error', errorKind: 'protocol' })
     expect(message.errorMessage).toContain('not valid JSON')
     expect(events.some((e) => e.type === 'streamRetry')).toBe(false)
@@ -218,10 +229,90 @@ describe('transport', () => {
     const s = await serve([{ chunks: okChunks }])
     const url = s.url
     await replay.close()
-    const streamFn = streamFnOf(testProtocol, { baseUrl: url, apiKey: KEY })
+    const streamFn = streamFnOf(testProtocol, { ...extra, baseUrl: url, apiKey: KEY })
     const error = await firstValueFrom(streamFn({ model, systemPrompt: '', messages: [], tools: [] })).catch((e: unknown) => e)
-    expect((error as ProviderError).info).toMatchObject({ kind: 'network', retryable: true })
-    expect((error as ProviderError).message).not.toContain(KEY)
+    expect((error as ProviderError).info).toMatchObject({ kind: 'network', retryable: true, code: 'ECONNREFUSED' })
+    expect((error as ProviderError).message).toBe('test: the connection failed before the response (ECONNREFUSED)')
+  })
+
+  it('a connection reset mid-body: the same words on both transports (the socket error code in parentheses)', async () => {
+    await serve([{ chunks: okChunks, resetAfter: 2 }])
+    const { message } = await runVia({})
+    expect(message.errorMessage).toMatch(/^test: the connection failed while the response was streaming \((ECONNRESET|UND_ERR_SOCKET)\)$/)
+  })
+
+  it('a 200 that is not an event stream: a protocol error quoting the body, not retried', async () => {
+    const s = await serve([{ headers: { 'content-type': 'text/html' }, chunks: ['<html>', 'oops</html>'] }])
+    const { message } = await runVia({}, { baseDelayMs: 1 })
+    expect(message).toMatchObject({ stopReason: 'error', errorKind: 'protocol' })
+    expect(message.errorMessage).toBe('test: expected an event stream (text/event-stream), got HTTP 200 text/html: <html>oops</html>')
+    expect(s.requests).toHaveLength(1)
+    await noOpenSockets(s)
+  })
+})
+
+describe('which transport', () => {
+  it('by default node:http: no compression asked for, a 3xx is an HTTP error (no redirect followed), an abort closes the socket', async () => {
+    const s = await serve([{ status: 302, headers: { location: '/elsewhere', 'content-type': 'text/plain' }, chunks: ['moved'] }])
+    const { message } = await run({})
+    expect(message).toMatchObject({ stopReason: 'error', errorKind: 'unknown' })
+    expect(message.errorMessage).toBe('test 302: moved')
+    expect(s.requests).toHaveLength(1)
+    expect(s.requests[0]!.headers['accept-encoding']).toBeUndefined()
+    const s2 = await serve([{ chunks: okChunks, gapMs: 50 }])
+    const streamFn = streamFnOf(testProtocol, { baseUrl: s2.url, apiKey: KEY })
+    await lastValueFrom(streamFn({ model, systemPrompt: '', messages: [], tools: [] }).pipe(take(2), toArray()))
+    await noOpenSockets(s2)
+    expect(s2.clientAborts).toBe(1)
+    for (let i = 0; i < 100 && s2.openSockets() > 0; i++) await new Promise((r) => setTimeout(r, 10))
+    expect(s2.openSockets()).toBe(0)
+  })
+
+  it('a fetch option is used (and follows a redirect, as fetch does)', async () => {
+    const s = await serve((request) => (request.url === '/stream' ? { status: 307, headers: { location: '/moved' }, chunks: [] } : { chunks: okChunks }))
+    const fetch = vi.fn((input: string | URL | Request, init?: RequestInit) => globalThis.fetch(input, init))
+    const { message } = await run({ fetch })
+    expect(message).toMatchObject({ stopReason: 'stop', content: [{ type: 'text', text: 'Hello' }] })
+    expect(fetch).toHaveBeenCalledTimes(1)
+    expect(s.requests.map((r) => r.url)).toEqual(['/stream', '/moved'])
+    expect(s.requests[0]!.headers['accept-encoding']).toBeDefined()
+  })
+
+  it('a patched globalThis.fetch is honoured from its next request; restored, node:http again', async () => {
+    const s = await serve([{ chunks: okChunks }])
+    const original = globalThis.fetch
+    const patched = vi.fn((input: string | URL | Request, init?: RequestInit) => original(input, init))
+    vi.stubGlobal('fetch', patched)
+    try {
+      expect((await run({})).message).toMatchObject({ stopReason: 'stop' })
+      expect(patched).toHaveBeenCalledTimes(1)
+      expect(s.requests[0]!.headers['accept-encoding']).toBeDefined()
+    } finally {
+      vi.unstubAllGlobals()
+    }
+    expect(globalThis.fetch).toBe(original)
+    expect((await run({})).message).toMatchObject({ stopReason: 'stop' })
+    expect(patched).toHaveBeenCalledTimes(1)
+    expect(s.requests[1]!.headers['accept-encoding']).toBeUndefined()
+  })
+
+  it('a fetch patched before the transport module loaded is honoured too (it is not Node\'s own)', async () => {
+    const original = globalThis.fetch
+    const patched = (input: string | URL | Request, init?: RequestInit): Promise<Response> => original(input, init)
+    vi.stubGlobal('fetch', patched)
+    try {
+      vi.resetModules()
+      const { fetchFor } = await import('../../src/providers/transport.js')
+      expect(fetchFor(undefined)).toBe(patched)
+    } finally {
+      vi.unstubAllGlobals()
+    }
+    const fresh = await import('../../src/providers/transport.js')
+    expect(fresh.fetchFor(undefined)).toBe(original) // that module instance keeps to fetch: it never saw Node's own
+    vi.resetModules()
+    const again = await import('../../src/providers/transport.js')
+    expect(again.fetchFor(undefined)).toBeUndefined()
+    expect(again.fetchFor(patched)).toBe(patched)
   })
 })
 
