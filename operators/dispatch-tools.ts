@@ -10,7 +10,7 @@ import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
 import type { AgentTool, ToolOutput } from '../src/types/tool.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
-import { appended, nextState, runViewOf, withMessages, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
+import { appended, runViewOf, withMessagesAnd, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
 import type { ToolExecution } from '../src/types/run-config.js'
 import { onTurnState } from './on-turn-state.js'
 import { untilAborted } from './until-aborted.js'
@@ -227,7 +227,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
             subscriber.next({ type: 'messageEnd', message })
           }
           subscriber.next(
-            nextState(withMessages(state, results), {
+            withMessagesAnd(state, results, {
               toolResults: results,
               pending: appended(state.pending, steering),
               ...(stop === undefined ? {} : { stop }),

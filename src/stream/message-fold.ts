@@ -434,6 +434,12 @@ const isStreamingCall = (block: Draft<AssistantContent> | AssistantContent): blo
 const cutOff = (block: AssistantContent): AssistantContent =>
   isStreamingCall(block) ? Object.freeze({ type: 'toolCall', id: block.id, name: block.name, arguments: noArguments, partialJson: block.partialJson }) : block
 
+/** Whether a call was cut off: a loop, not `some`, at the end of every answer. */
+function hasStreamingCall(content: readonly AssistantContent[]): boolean {
+  for (let i = 0; i < content.length; i++) if (isStreamingCall(content[i]!)) return true
+  return false
+}
+
 const frozenCost = (cost: Cost): Cost => Object.freeze({ ...cost, extra: Object.freeze(cost.extra) })
 
 interface ToolTrack {
@@ -613,7 +619,7 @@ export class MessageFold {
     const usage = this.usageSeen && !this.totalSeen ? Object.freeze({ ...u, total: u.input + u.output + u.cacheRead + u.cacheWrite }) : u
     return Object.freeze({
       ...current,
-      content: current.content.some(isStreamingCall) ? Object.freeze(current.content.map(cutOff)) : current.content,
+      content: hasStreamingCall(current.content) ? Object.freeze(current.content.map(cutOff)) : current.content,
       stopReason,
       ...(errorMessage === undefined ? {} : { errorMessage }),
       ...(failure?.kind === undefined ? {} : { errorKind: failure.kind }),

@@ -9,6 +9,7 @@
  */
 import { Allow, parse } from 'partial-json'
 import type { ToolCallContent } from '../types/content.js'
+import { MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 
 /**
  * How much of a call's JSON text a partial read parses: the first 64 KiB.
@@ -106,20 +107,39 @@ export function partialArguments(raw: string, maxDepth: number): Record<string, 
   return value as Record<string, unknown>
 }
 
+/** The partial arguments read so far, by block: a block is frozen, so its cache lives here. */
+const parsedOf = new WeakMap<object, Record<string, unknown>>()
+/** The depth limit of a block made with another than {@link MAX_ARGUMENT_DEPTH} (rare: a model setting). */
+const depthOf = new WeakMap<object, number>()
+
+/** The one `arguments` getter of every streaming block: shared, so no closure per block. */
+const ARGUMENTS: PropertyDescriptor = {
+  get(this: ToolCallContent): Record<string, unknown> {
+    let parsed = parsedOf.get(this)
+    if (parsed === undefined) {
+      parsed = partialArguments(this.partialJson ?? '', depthOf.get(this) ?? MAX_ARGUMENT_DEPTH)
+      parsedOf.set(this, parsed)
+    }
+    return parsed
+  },
+  enumerable: true,
+  configurable: false,
+}
+
 /**
  * A frozen tool-call block of a call still streaming, whose `arguments` are
  * parsed from `partialJson` when first read (an own, enumerable getter: a
- * spread, `JSON.stringify` or `toEqual` sees a plain value).
+ * spread, `JSON.stringify` or `toEqual` sees a plain value). The getter is one
+ * shared function defined on a plain object, not an object literal's `get`:
+ * a literal with an accessor builds a closure and leaves V8's fast literal
+ * path, about 2.2 µs a block against 0.5 µs (a micro-benchmark of 10⁶ blocks);
+ * a snapshot of a streaming call makes one per arguments delta.
  */
 export function streamingToolCall(id: string, name: string, partialJson: string, maxDepth: number): ToolCallContent {
-  let parsed: Record<string, unknown> | undefined
-  return Object.freeze({
-    type: 'toolCall' as const,
-    id,
-    name,
-    get arguments(): Record<string, unknown> {
-      return (parsed ??= partialArguments(partialJson, maxDepth))
-    },
-    partialJson,
-  })
+  const block = { type: 'toolCall' as const, id, name } as { type: 'toolCall'; id: string; name: string; arguments: Record<string, unknown>; partialJson: string }
+  // Defined in the literal's key order: type, id, name, arguments, partialJson.
+  Object.defineProperty(block, 'arguments', ARGUMENTS)
+  block.partialJson = partialJson
+  if (maxDepth !== MAX_ARGUMENT_DEPTH) depthOf.set(block, maxDepth)
+  return Object.freeze(block)
 }

@@ -63,8 +63,8 @@ function precheck(call: ToolCallContent, tools: readonly AgentTool[], cutByLengt
         : `Tool call not executed: the stream ended before its arguments were complete.`,
     )
   }
-  const tool = tools.find((t) => t.name === call.name)
-  if (tool !== undefined) return tool
+  // A loop, not `find` with an arrow: once per call.
+  for (let i = 0; i < tools.length; i++) if (tools[i]!.name === call.name) return tools[i]!
   const names = tools.map((t) => t.name)
   return answer(call, `Tool '${call.name}' not found. ${names.length === 0 ? 'No tools are available.' : `Available tools: ${names.join(', ')}.`}`)
 }

@@ -8,7 +8,7 @@ import { from, isObservable, Observable, timer, type SchedulerLike } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
 import { errorText, reportErrors } from '../types/codec.js'
 import { text } from '../types/content.js'
-import { ToolOutput, type AgentTool } from '../types/tool.js'
+import { ToolOutput, type AgentTool, type ToolExecuteContext } from '../types/tool.js'
 
 /** A progress update, or the one result. */
 export type ToolRunEvent =
@@ -50,32 +50,52 @@ export type ToolStart =
  * unsubscribing it aborts the tool's signal.
  */
 export function startTool(tool: AgentTool, args: unknown, options: RunToolOptions): ToolStart {
-  // Created on first use: most tools never look at their signal, and an
-  // AbortController costs more than the rest of a simple call. A tool that
-  // first looks after the abort (say, after an await) still finds it aborted.
-  let controller: AbortController | undefined
-  let abortedWith: Error | undefined
-  const abort = (reason: string): void => {
-    abortedWith ??= new Error(reason)
-    controller?.abort(abortedWith)
-  }
+  const context = new ExecuteContext(options.toolCallId)
   let returned: unknown
   try {
-    returned = tool.execute(args, {
-      toolCallId: options.toolCallId,
-      get signal() {
-        if (controller === undefined) {
-          controller = new AbortController()
-          if (abortedWith !== undefined) controller.abort(abortedWith)
-        }
-        return controller.signal
-      },
-    })
+    returned = tool.execute(args, context)
   } catch (error) {
     return { ended: failure(tool, error) }
   }
   if (!isObservable(returned) && !isThenable(returned)) return { ended: normalize(tool, returned) }
-  return { running: following(tool, returned, options, abort) }
+  return { running: following(tool, returned, options, (reason) => abortContext(context, reason)) }
+}
+
+/** Aborts the signal of an {@link ExecuteContext} (made now, or when a tool first reads it). */
+let abortContext: (context: ExecuteContext, reason: string) => void
+
+/**
+ * The context `execute` is given: `toolCallId` an own field, `signal` a
+ * getter of the class (so not an own enumerable property: a spread of the
+ * context does not copy it). Its AbortController is created on first use:
+ * most tools never look at their signal, and an AbortController costs more
+ * than the rest of a simple call. A tool that first looks after the abort
+ * (say, after an await) still finds it aborted. A class rather than an object
+ * literal with a getter and an abort closure per call (with three other
+ * per-turn savings, TOOLS 200 turns: 401 -> 391 M instructions per run,
+ * callgrind, node --single-threaded).
+ */
+class ExecuteContext implements ToolExecuteContext {
+  #controller: AbortController | undefined
+  #abortedWith: Error | undefined
+
+  constructor(readonly toolCallId: string) {}
+
+  /** Aborted when the run is aborted, the call times out, or the call is interrupted. */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController()
+      if (this.#abortedWith !== undefined) this.#controller.abort(this.#abortedWith)
+    }
+    return this.#controller.signal
+  }
+
+  static {
+    abortContext = (context, reason) => {
+      context.#abortedWith ??= new Error(reason)
+      context.#controller?.abort(context.#abortedWith)
+    }
+  }
 }
 
 const failure = (tool: AgentTool, error: unknown): { output: ToolOutput; isError: boolean } => ({

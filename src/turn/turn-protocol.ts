@@ -69,8 +69,11 @@ export function outOfOrder(stage: string, what: string, before: string): TurnPro
 /** Whether the answer of this turn has tool calls that have no results yet. */
 export function hasUnansweredCalls(state: TurnState): boolean {
   const answer = state.assistant
-  // `some`, not `toolCallsOf(…).length`: checked twice a turn, with no list built.
-  return answer !== undefined && state.toolResults.length === 0 && answer.content.some((block) => block.type === 'toolCall')
+  if (answer === undefined || state.toolResults.length > 0) return false
+  // A loop, not `toolCallsOf(…).length` nor `some` with an arrow: checked twice a turn, with no list or closure built.
+  const content = answer.content
+  for (let i = 0; i < content.length; i++) if (content[i]!.type === 'toolCall') return true
+  return false
 }
 
 /** Where the protocol's stages are named in an error about a whole turn. */

@@ -82,10 +82,15 @@ type Writable<T> = { -readonly [K in keyof T]: T[K] }
  * the fields of {@link TurnState}: keep your own data in an operator's closure.
  */
 export function nextState(state: TurnState, changes: Partial<Omit<TurnState, 'type'>>): TurnState {
+  return stateWith(state, state.context, changes)
+}
+
+/** {@link nextState} with `context` as well (`changes` may still replace it). */
+function stateWith(state: TurnState, context: AgentContext, changes: Partial<Omit<TurnState, 'type'>>): TurnState {
   const next: Writable<TurnState> = {
     type: 'turnState',
     turnIndex: state.turnIndex,
-    context: state.context,
+    context,
     model: state.model,
     runStart: state.runStart,
     pending: state.pending,
@@ -118,11 +123,25 @@ export function appended<T>(items: readonly T[], more: readonly T[]): readonly T
  * a stage reads `context.messages`.
  */
 export function withMessages(state: TurnState, messages: readonly AgentMessage[]): TurnState {
+  return messages.length === 0 ? state : withMessagesAnd(state, messages, noChanges)
+}
+
+const noChanges: Partial<Omit<TurnState, 'type'>> = Object.freeze({})
+
+/**
+ * {@link withMessages} and then {@link nextState} with `changes`, as one new
+ * state rather than two: a tool turn did this twice (its answer, its results).
+ * Internal: not exported from the package.
+ */
+export function withMessagesAnd(state: TurnState, messages: readonly AgentMessage[], changes: Partial<Omit<TurnState, 'type'>>): TurnState {
   const context = state.context
-  if (messages.length === 0) return state
+  if (messages.length === 0) return nextState(state, changes)
   const lazy = lazilyAppended(context, messages)
-  if (lazy !== undefined) return nextState(state, { context: lazyContext(context.systemPrompt, lazy, context.tools) })
-  return nextState(state, { context: { systemPrompt: context.systemPrompt, messages: appendMessages(context.messages, messages), tools: context.tools } })
+  const appended =
+    lazy !== undefined
+      ? lazyContext(context.systemPrompt, lazy, context.tools)
+      : { systemPrompt: context.systemPrompt, messages: appendMessages(context.messages, messages), tools: context.tools }
+  return stateWith(state, appended, changes)
 }
 
 /** A context whose `messages` is `transcript`, made into an array when read (`holdLazily`); same keys, same order. */
@@ -135,7 +154,7 @@ function lazyContext(systemPrompt: string, transcript: Transcript, tools: readon
 
 /** The state with this turn's assistant message recorded, counted and appended. */
 export function withAssistant(state: TurnState, message: AssistantMessage): TurnState {
-  return nextState(withMessages(state, [message]), {
+  return withMessagesAnd(state, [message], {
     assistant: message,
     usage: addUsage(state.usage, message.usage),
     cost: addCost(state.cost, message.cost),

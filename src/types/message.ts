@@ -176,5 +176,12 @@ export function assistantMessage(
 
 /** The tool calls of an assistant message, in order. */
 export function toolCallsOf(message: AssistantMessage): Extract<Content, { type: 'toolCall' }>[] {
-  return message.content.filter((c): c is Extract<Content, { type: 'toolCall' }> => c.type === 'toolCall')
+  // A loop, not `filter` with an arrow: called on every tool turn, over a frozen array.
+  const calls: Extract<Content, { type: 'toolCall' }>[] = []
+  const content = message.content
+  for (let i = 0; i < content.length; i++) {
+    const block = content[i]!
+    if (block.type === 'toolCall') calls.push(block)
+  }
+  return calls
 }

@@ -26,7 +26,12 @@ export type ToolDecodeResult<Args> = Either<readonly string[], Args>
 export interface ToolExecuteContext {
   /** The id of the tool call being answered. */
   readonly toolCallId: string
-  /** Aborted when the run is aborted, the call times out, or the call is interrupted. */
+  /**
+   * Aborted when the run is aborted, the call times out, or the call is
+   * interrupted. An accessor of the context the runtime passes (made on first
+   * read), not an own enumerable property: `{ ...context }` does not copy it;
+   * pass `context` itself, or `{ ...context, signal: context.signal }`.
+   */
   readonly signal: AbortSignal
   /**
    * Set when the run is a durable workflow (`rxagent/dbos`): the same key each
