@@ -13,7 +13,7 @@ import type { ModelSpec, ThinkingLevel } from '../types/model.js'
 import type { LlmRequest } from '../types/request.js'
 import type { ToolSchema } from '../types/tool.js'
 import { idSanitizer, prepareMessages } from './replay.js'
-import { partExtensionPrefix } from './google-decoder.js'
+import { partExtensionPrefix } from './google-part-kinds.js'
 import { geminiSchema } from './google-schema.js'
 import { isRecord, type Json } from './json.js'
 
