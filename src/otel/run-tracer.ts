@@ -7,27 +7,20 @@
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Span } from '@opentelemetry/api'
 import type { AgentEvent } from '../types/event.js'
 import type { AgentMessage, AssistantMessage } from '../types/message.js'
-import type { Usage } from '../types/usage.js'
-import { jsonString, messagesJson } from './content.js'
+import { endChatSpan, nameChat, openChat, recordChat, type OpenChat } from './chat-span.js'
+import { jsonString } from './content.js'
+import {
+  approvalEndAttributes,
+  compactionAttributes,
+  fallbackAttributes,
+  policyDecisionAttributes,
+  retryAttributes,
+  textOf,
+  toolStartAttributes,
+  usageAttributes,
+} from './event-attributes.js'
 import { hrTime, type ResolvedOtelOptions } from './options.js'
-import { ABORTED, ATTR, EVENT, OPERATION, TOKEN_TYPE, TOOL_ERROR, finishReason } from './semconv.js'
-
-/** The model call being traced. */
-interface OpenChat {
-  readonly span: Span
-  readonly start: number
-  requestModel: string | undefined
-  provider: string | undefined
-  /** When the answering attempt's first content chunk arrived. */
-  firstChunk: number | undefined
-}
-
-const usageAttributes = (usage: Usage): Attributes => ({
-  [ATTR.usageInputTokens]: usage.input + usage.cacheRead + usage.cacheWrite,
-  [ATTR.usageOutputTokens]: usage.output,
-  [ATTR.usageCacheReadTokens]: usage.cacheRead,
-  [ATTR.usageCacheCreationTokens]: usage.cacheWrite,
-})
+import { ABORTED, ATTR, EVENT, OPERATION, TOOL_ERROR } from './semconv.js'
 
 /** Events a tracer is given: the loop's, plus any an Agent adds (ignored). */
 export type TracedEvent = AgentEvent | { readonly type: string }
@@ -99,36 +92,17 @@ export class RunTracer {
       case 'streamRetry': {
         const chat = this.ensureChat(e.message)
         chat.firstChunk = undefined
-        chat.span.addEvent(
-          EVENT.retry,
-          { [ATTR.attempt]: e.attempt, [ATTR.delayMs]: e.delayMs, [ATTR.errorType]: e.error.kind, [ATTR.errorMessage]: e.error.message },
-          this.time(),
-        )
+        chat.span.addEvent(EVENT.retry, retryAttributes(e), this.time())
         return
       }
       case 'modelFallback': {
         const chat = this.ensureChat(e.message)
         chat.firstChunk = undefined
-        chat.span.addEvent(
-          EVENT.fallback,
-          { [ATTR.fallbackFrom]: e.from.modelId, [ATTR.fallbackTo]: e.to.modelId, [ATTR.errorType]: e.error.kind, [ATTR.errorMessage]: e.error.message },
-          this.time(),
-        )
+        chat.span.addEvent(EVENT.fallback, fallbackAttributes(e), this.time())
         return
       }
       case 'compaction':
-        this.ensureChat(undefined).span.addEvent(
-          EVENT.compaction,
-          {
-            [ATTR.compactionReason]: e.reason,
-            [ATTR.droppedMessages]: e.droppedMessages,
-            [ATTR.droppedTokens]: e.droppedTokens,
-            [ATTR.keptMessages]: e.keptMessages,
-            [ATTR.keptTokens]: e.keptTokens,
-            [ATTR.budget]: e.budget,
-          },
-          this.time(),
-        )
+        this.ensureChat(undefined).span.addEvent(EVENT.compaction, compactionAttributes(e), this.time())
         return
       case 'messageEnd':
         if (e.message.role === 'assistant') this.endChat(e.message)
@@ -136,13 +110,7 @@ export class RunTracer {
         return
       case 'toolExecutionStart': {
         this.ensureRun()
-        const attributes: Attributes = {
-          [ATTR.operationName]: OPERATION.executeTool,
-          [ATTR.toolName]: e.toolName,
-          [ATTR.toolCallId]: e.toolCallId,
-          [ATTR.toolType]: 'function',
-        }
-        if (this.options.captureContent) attributes[ATTR.toolCallArguments] = jsonString(e.args)
+        const attributes = toolStartAttributes(e, this.options.captureContent)
         const span = this.options.tracer.startSpan(
           `${OPERATION.executeTool} ${e.toolName}`,
           { kind: SpanKind.INTERNAL, attributes, startTime: this.time() },
@@ -167,24 +135,10 @@ export class RunTracer {
         this.ensureRun().addEvent(EVENT.approvalRequest, { [ATTR.toolName]: e.toolName, [ATTR.toolCallId]: e.toolCallId }, this.time())
         return
       case 'toolApprovalEnd':
-        this.ensureRun().addEvent(
-          EVENT.approvalEnd,
-          { [ATTR.toolName]: e.toolName, [ATTR.toolCallId]: e.toolCallId, [ATTR.approved]: e.approved, ...(e.reason === undefined ? {} : { [ATTR.reason]: e.reason }) },
-          this.time(),
-        )
+        this.ensureRun().addEvent(EVENT.approvalEnd, approvalEndAttributes(e), this.time())
         return
       case 'policyDecision':
-        this.ensureRun().addEvent(
-          EVENT.policyDecision,
-          {
-            [ATTR.policySlot]: e.slot,
-            [ATTR.policyName]: e.policy,
-            [ATTR.policyAction]: e.action,
-            ...(e.reason === undefined ? {} : { [ATTR.reason]: e.reason }),
-            ...(e.toolCallId === undefined ? {} : { [ATTR.toolCallId]: e.toolCallId }),
-          },
-          this.time(),
-        )
+        this.ensureRun().addEvent(EVENT.policyDecision, policyDecisionAttributes(e), this.time())
         return
       case 'agentEnd': {
         const run = this.ensureRun()
@@ -229,18 +183,11 @@ export class RunTracer {
     let chat = this.chat
     if (chat === undefined) {
       // The call started with its turn (the pending messages and the context transform take no model time).
-      const start = this.turnStart ?? this.now()
-      const attributes: Attributes = { [ATTR.operationName]: OPERATION.chat }
-      if (this.conversationId !== undefined) attributes[ATTR.conversationId] = this.conversationId
-      const span = this.options.tracer.startSpan(OPERATION.chat, { kind: SpanKind.CLIENT, attributes, startTime: hrTime(start) }, this.runContext)
-      chat = { span, start, requestModel: undefined, provider: undefined, firstChunk: undefined }
+      chat = openChat(this.options.tracer, this.conversationId, this.turnStart ?? this.now(), this.runContext)
       this.chat = chat
     }
     if (message !== undefined && chat.requestModel === undefined) {
-      chat.requestModel = message.model
-      chat.provider = message.provider
-      chat.span.updateName(`${OPERATION.chat} ${message.model}`)
-      chat.span.setAttributes({ [ATTR.requestModel]: message.model, [ATTR.providerName]: message.provider })
+      nameChat(chat, message)
       if (this.run !== undefined && !this.runHasModel) {
         this.runHasModel = true
         this.run.setAttributes({ [ATTR.requestModel]: message.model, [ATTR.providerName]: message.provider })
@@ -254,42 +201,9 @@ export class RunTracer {
     this.chat = undefined
     this.turnStart = undefined
     const end = this.now()
-    const { span } = chat
-    span.setAttributes({
-      [ATTR.responseModel]: message.model,
-      [ATTR.responseFinishReasons]: [finishReason(message.stopReason)],
-      ...usageAttributes(message.usage),
-      ...(message.responseId === undefined ? {} : { [ATTR.responseId]: message.responseId }),
-    })
-    if (this.options.captureContent) {
-      span.setAttribute(ATTR.inputMessages, messagesJson(this.messages))
-      span.setAttribute(ATTR.outputMessages, messagesJson([message]))
-    }
-    const errorType = message.stopReason === 'aborted' ? ABORTED : message.stopReason === 'error' ? (message.errorKind ?? 'error') : undefined
+    const errorType = endChatSpan(chat, message, end, this.options.captureContent ? this.messages : undefined)
     if (message.stopReason === 'error') this.lastErrorKind = message.errorKind ?? 'error'
-    if (errorType !== undefined) {
-      span.setAttribute(ATTR.errorType, errorType)
-      span.setStatus({ code: SpanStatusCode.ERROR, message: message.errorMessage ?? message.stopReason })
-    }
-    span.end(hrTime(end))
-    this.record(chat, message, end, errorType)
-  }
-
-  /** The client metrics of one model call. */
-  private record(chat: OpenChat, message: AssistantMessage, end: number, errorType: string | undefined): void {
-    const attributes: Attributes = {
-      [ATTR.operationName]: OPERATION.chat,
-      [ATTR.providerName]: chat.provider ?? message.provider,
-      [ATTR.requestModel]: chat.requestModel ?? message.model,
-      [ATTR.responseModel]: message.model,
-    }
-    const { tokenUsage, operationDuration, timeToFirstChunk } = this.options.instruments
-    operationDuration.record(Math.max(0, end - chat.start) / 1000, errorType === undefined ? attributes : { ...attributes, [ATTR.errorType]: errorType })
-    if (errorType !== undefined) return
-    if (chat.firstChunk !== undefined) timeToFirstChunk.record(Math.max(0, chat.firstChunk - chat.start) / 1000, attributes)
-    const { usage } = message
-    tokenUsage.record(usage.input + usage.cacheRead + usage.cacheWrite, { ...attributes, [ATTR.tokenType]: TOKEN_TYPE.input })
-    tokenUsage.record(usage.output, { ...attributes, [ATTR.tokenType]: TOKEN_TYPE.output })
+    recordChat(this.options.instruments, chat, message, end, errorType)
   }
 
   /** Ends every open span; `errorType` marks the run (and what was still open) as failed. */
@@ -317,8 +231,4 @@ export class RunTracer {
     }
     run.end(hrTime(end))
   }
-}
-
-function textOf(content: readonly { readonly type: string; readonly text?: string }[]): string {
-  return content.map((c) => (c.type === 'text' ? (c.text ?? '') : '')).join('')
 }

@@ -15,128 +15,20 @@
  * - Blocks the runtime has no type for (server tools and their results,
  *   citations, stop details, containers) become extension chunks.
  */
-import type { ChunkStopReason, ExtensionChunk, ProviderChunk, UsageChunk } from '../types/chunk.js'
-import type { ModelSpec } from '../types/model.js'
-import type { AssistantMessage } from '../types/message.js'
-import { ProviderError, type ProviderErrorKind } from '../types/provider-error.js'
-import { MessageFold } from '../stream/message-fold.js'
-import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
+import type { ExtensionChunk, ProviderChunk } from '../types/chunk.js'
+import { ProviderError } from '../types/provider-error.js'
+import { parseEventJson, protocolError, truncatedError } from './errors.js'
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
-import { asCount, asRecord, countAt, isRecord, stringOf, type Json } from './json.js'
+import { asCount, asRecord, isRecord, stringOf, type Json } from './json.js'
 import { scanDelta, scanned } from './anthropic-scan.js'
+import { addMessageMeta, argsJson, completeBlock, metaPrefix } from './anthropic-blocks.js'
+import { ANTHROPIC, anthropicStreamError } from './anthropic-errors.js'
+import { anthropicStopReason, noCounts, readCounts, usageDelta } from './anthropic-stop-usage.js'
 
 export { isRecord, type Json } from './json.js'
-
-/** The provider name this adapter reports in errors and messages. */
-export const ANTHROPIC = 'anthropic'
-
-/**
- * Anthropic error types → kinds. `invalid_request_error` is checked for
- * context-overflow phrasing by the shared classifier.
- */
-const errorKinds: Readonly<Record<string, ProviderErrorKind>> = {
-  overloaded_error: 'overloaded',
-  rate_limit_error: 'rateLimit',
-  api_error: 'server',
-  authentication_error: 'auth',
-  permission_error: 'auth',
-  not_found_error: 'modelNotFound',
-  invalid_request_error: 'invalidRequest',
-  request_too_large: 'contextOverflow',
-  timeout_error: 'timeout',
-}
-
-/** The kind an Anthropic error `type` names, if it is one this adapter knows. */
-export function anthropicErrorKind(type: string | undefined): ProviderErrorKind | undefined {
-  return type !== undefined && Object.hasOwn(errorKinds, type) ? errorKinds[type] : undefined
-}
-
-/**
- * Anthropic stop reasons → chunk stop reasons. `pause_turn` (a server tool
- * paused a long turn) ends the turn: the app may send the message back to
- * let the model continue. `model_context_window_exceeded` is a length stop.
- */
-const stopReasons: Readonly<Record<string, ChunkStopReason>> = {
-  end_turn: 'endTurn',
-  max_tokens: 'maxTokens',
-  stop_sequence: 'stopSequence',
-  tool_use: 'toolUse',
-  pause_turn: 'endTurn',
-  refusal: 'refusal',
-  model_context_window_exceeded: 'maxTokens',
-}
-
-/** The chunk stop reason of an Anthropic `stop_reason`; an unknown or missing one ends the turn (or asks for tools, if any were called). */
-export function anthropicStopReason(reason: string | undefined, calledTools: boolean): ChunkStopReason {
-  if (reason !== undefined && Object.hasOwn(stopReasons, reason)) return stopReasons[reason]!
-  return calledTools ? 'toolUse' : 'endTurn'
-}
-
-/** Prefix of extension type names that are not content blocks of the API (never replayed to it). */
-export const metaPrefix = 'anthropic.'
-
-/** Cumulative token counts, as Anthropic reports them (input already excludes cache reads and writes). */
-interface Counts {
-  input: number
-  output: number
-  cacheRead: number
-  cacheWrite: number
-  extra: Record<string, number>
-}
-
-const noCounts = (): Counts => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, extra: {} })
-
-/** `usage` over `base`: fields the server sent replace the earlier ones (they are cumulative). */
-function readCounts(usage: Json | undefined, base: Counts): Counts {
-  if (usage === undefined) return base
-  const extra = { ...base.extra }
-  const server = asRecord(usage['server_tool_use'])
-  if (server !== undefined) {
-    for (const key of Object.keys(server)) {
-      const n = countAt(server, key)
-      if (n !== undefined && n > 0) extra[key] = n
-    }
-  }
-  return {
-    input: asCount(usage['input_tokens']) ?? base.input,
-    output: asCount(usage['output_tokens']) ?? base.output,
-    cacheRead: asCount(usage['cache_read_input_tokens']) ?? base.cacheRead,
-    cacheWrite: asCount(usage['cache_creation_input_tokens']) ?? base.cacheWrite,
-    extra,
-  }
-}
-
-/**
- * What `next` changes from `sent`, as a usage chunk (undefined if nothing),
- * and `sent` moved to `next`. A count the server revised down (context
- * editing lowers `input_tokens` in `message_delta`) is a negative field: the
- * server's last report wins, and the summed chunks equal it.
- */
-function usageDelta(next: Counts, sent: Counts): UsageChunk | undefined {
-  const chunk: { -readonly [K in keyof UsageChunk]: UsageChunk[K] } = { type: 'usage' }
-  const step = (key: 'input' | 'output' | 'cacheRead' | 'cacheWrite'): void => {
-    const d = next[key] - sent[key]
-    if (d !== 0) {
-      chunk[key] = d
-      sent[key] = next[key]
-    }
-  }
-  step('input')
-  step('output')
-  step('cacheRead')
-  step('cacheWrite')
-  const extra: Record<string, number> = {}
-  for (const key of Object.keys(next.extra)) {
-    const d = (next.extra[key] ?? 0) - (sent.extra[key] ?? 0)
-    if (d !== 0) {
-      extra[key] = d
-      sent.extra[key] = next.extra[key]!
-    }
-  }
-  if (Object.keys(extra).length > 0) chunk.extra = extra
-  return Object.keys(chunk).length > 1 ? chunk : undefined
-}
+export { ANTHROPIC, anthropicErrorKind } from './anthropic-errors.js'
+export { anthropicStopReason } from './anthropic-stop-usage.js'
 
 /** A content block being streamed, by its `index`. */
 type OpenBlock =
@@ -145,13 +37,6 @@ type OpenBlock =
   | { readonly kind: 'redacted' }
   | { readonly kind: 'tool'; readonly id: string; readonly input: unknown; sentArgs: boolean }
   | { readonly kind: 'other'; readonly block: Json; partialJson: string; readonly citations: unknown[] }
-
-/** The arguments of a complete tool call, as a JSON fragment (`""` for none). */
-function argsJson(input: unknown): string {
-  if (input === undefined || input === null) return ''
-  if (isRecord(input) && Object.keys(input).length === 0) return ''
-  return JSON.stringify(input)
-}
 
 /**
  * The stateful decoder of one streamed response. Throws a `ProviderError`
@@ -213,7 +98,7 @@ export class AnthropicDecoder implements WireDecoder {
   handle(json: Json, name?: string): ProviderChunk[] {
     const type = stringOf(json['type']) ?? name
     if (type === 'ping') return []
-    if (type === 'error') throw this.errorOf(asRecord(json['error']))
+    if (type === 'error') throw anthropicStreamError(asRecord(json['error']))
     if (this.phase === 'done') throw protocolError(ANTHROPIC, `'${String(type)}' arrived after 'message_stop'`)
     if (type === 'message_start') return this.messageStart(json)
     if (this.phase === 'before') throw protocolError(ANTHROPIC, `'${String(type)}' arrived before 'message_start'`)
@@ -234,12 +119,6 @@ export class AnthropicDecoder implements WireDecoder {
         // Event types added to the API later carry nothing this decoder can place.
         return []
     }
-  }
-
-  private errorOf(error: Json | undefined): ProviderError {
-    const code = stringOf(error?.['type'])
-    const message = stringOf(error?.['message']) ?? 'unknown error'
-    return streamError(ANTHROPIC, code, message, anthropicErrorKind(code))
   }
 
   private messageStart(json: Json): ProviderChunk[] {
@@ -401,15 +280,7 @@ export class AnthropicDecoder implements WireDecoder {
     const reason = stringOf(delta?.['stop_reason'])
     if (reason !== undefined) this.stopReason = reason
     this.counts = readCounts(asRecord(json['usage']), this.counts)
-    const details = asRecord(delta?.['stop_details'])
-    if (details !== undefined) this.meta.push({ type: 'extension', typeName: `${metaPrefix}stop_details`, data: details })
-    const container = asRecord(delta?.['container'])
-    if (container !== undefined) this.meta.push({ type: 'extension', typeName: `${metaPrefix}container`, data: container })
-    const management = asRecord(json['context_management'])
-    const edits = management?.['applied_edits']
-    if (management !== undefined && Array.isArray(edits) && edits.length > 0) {
-      this.meta.push({ type: 'extension', typeName: `${metaPrefix}context_management`, data: management })
-    }
+    addMessageMeta(this.meta, json, delta)
   }
 
   private messageStop(): ProviderChunk[] {
@@ -423,62 +294,4 @@ export class AnthropicDecoder implements WireDecoder {
     this.phase = 'done'
     return out
   }
-}
-
-/** The chunks of one complete content block (from a non-streamed message, or a `message_start` that lists content). */
-export function completeBlock(block: Json): ProviderChunk[] {
-  switch (block['type']) {
-    case 'text': {
-      const text = stringOf(block['text']) ?? ''
-      const out: ProviderChunk[] = text === '' ? [] : [{ type: 'textDelta', text }]
-      const citations = block['citations']
-      if (Array.isArray(citations) && citations.length > 0) out.push({ type: 'extension', typeName: `${metaPrefix}citations`, data: { type: 'citations', citations } })
-      return out
-    }
-    case 'thinking': {
-      const thinking = stringOf(block['thinking']) ?? ''
-      const signature = stringOf(block['signature']) ?? ''
-      const out: ProviderChunk[] = []
-      if (thinking !== '') out.push({ type: 'thinkingDelta', text: thinking })
-      if (signature !== '') out.push({ type: 'thinkingSignature', signature })
-      return out
-    }
-    case 'redacted_thinking':
-      return [{ type: 'thinkingRedacted', data: stringOf(block['data']) ?? '' }]
-    case 'tool_use': {
-      const id = stringOf(block['id'])
-      const name = stringOf(block['name'])
-      if (id === undefined || name === undefined) throw protocolError(ANTHROPIC, "a 'tool_use' block without an id or a name")
-      const args = argsJson(block['input'])
-      return [
-        { type: 'toolUseStart', id, name },
-        ...(args === '' ? [] : [{ type: 'toolUseArgsDelta' as const, id, fragment: args }]),
-        { type: 'toolUseEnd', id },
-      ]
-    }
-    default:
-      return [{ type: 'extension', typeName: String(block['type'] ?? 'unknown'), data: block }]
-  }
-}
-
-/** The chunks of a non-streamed Messages API response body (`{"type":"message",...}`); an error body throws its `ProviderError`. */
-export function anthropicChunksFromJson(json: unknown): ProviderChunk[] {
-  if (!isRecord(json)) throw protocolError(ANTHROPIC, 'the response body is not a JSON object')
-  const decoder = new AnthropicDecoder()
-  if (json['type'] === 'error') return decoder.handle(json)
-  return [...decoder.handle({ type: 'message_start', message: json }), ...decoder.handle({ type: 'message_stop' })]
-}
-
-/**
- * Decodes a non-streamed Messages API response body into the assistant
- * message the stream would have produced (named and priced by `model`).
- * Throws a `ProviderError` for an error body or a malformed one.
- */
-export function anthropicMessageFromJson(json: unknown, model: ModelSpec, timestamp: number = Date.now()): AssistantMessage {
-  const fold = new MessageFold(model, timestamp)
-  for (const chunk of anthropicChunksFromJson(json)) {
-    const result = fold.push(chunk)
-    if (typeof result === 'string') throw protocolError(ANTHROPIC, result)
-  }
-  return fold.finish()
 }

@@ -19,7 +19,8 @@ import { ANTHROPIC, AnthropicDecoder, anthropicErrorKind, isRecord } from './ant
 import { type AnthropicRequestSettings } from './anthropic-request.js'
 import { anthropicRequestText } from './anthropic-request-text.js'
 
-export { AnthropicDecoder, anthropicChunksFromJson, anthropicMessageFromJson, anthropicStopReason, anthropicErrorKind } from './anthropic-decoder.js'
+export { AnthropicDecoder, anthropicStopReason, anthropicErrorKind } from './anthropic-decoder.js'
+export { anthropicChunksFromJson, anthropicMessageFromJson } from './anthropic-from-json.js'
 export {
   anthropicRequestBody,
   anthropicMessages,

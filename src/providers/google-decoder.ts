@@ -31,107 +31,18 @@
  * carrying only a signature right after a text or call part (thoughts come
  * first in every response seen so far) would be replayed on that part.
  */
-import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
-import type { ProviderError, ProviderErrorKind } from '../types/provider-error.js'
+import type { ProviderChunk } from '../types/chunk.js'
+import type { ProviderError } from '../types/provider-error.js'
 import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
 import { GOOGLE, googleStreamError } from './google-errors.js'
+import { failedReasons, googleStopReason, googleUsage, usageDelta, type Counts } from './google-finish-usage.js'
 import { StreamingCall } from './google-partial-args.js'
+import { candidateMetadata, partExtensionPrefix, partKinds } from './google-part-kinds.js'
 import { isRecord, stringOf, type Json } from './json.js'
 import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
 
-const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0)
-
-/** Extension type names of Gemini parts the runtime has no block for; the request builder replays them as they came. */
-export const partExtensionPrefix = 'google.part.'
-
-/** The part fields that name what a part is, for parts kept as extensions. */
-const partKinds = [
-  'inlineData',
-  'fileData',
-  'executableCode',
-  'codeExecutionResult',
-  'functionResponse',
-  'toolCall',
-  'toolResponse',
-  'videoMetadata',
-] as const
-
-/** Candidate-level data kept as extension blocks (one per distinct value), emitted before `stop`. */
-const candidateMetadata = ['groundingMetadata', 'citationMetadata', 'urlContextMetadata'] as const
-
-/** Finish reasons that mean "the model would not answer this". */
-const refusalReasons: ReadonlySet<string> = new Set([
-  'SAFETY',
-  'RECITATION',
-  'BLOCKLIST',
-  'PROHIBITED_CONTENT',
-  'SPII',
-  'IMAGE_SAFETY',
-  'IMAGE_PROHIBITED_CONTENT',
-  'IMAGE_RECITATION',
-])
-
-/** Finish reasons that mean the model produced something unusable: the turn failed. */
-const failedReasons: ReadonlyMap<string, ProviderErrorKind> = new Map([
-  ['MALFORMED_FUNCTION_CALL', 'protocol'],
-  ['UNEXPECTED_TOOL_CALL', 'protocol'],
-  ['TOO_MANY_TOOL_CALLS', 'protocol'],
-  ['MALFORMED_RESPONSE', 'protocol'],
-  // Our own replay lost a signature: sending the same request again fails the same way.
-  ['MISSING_THOUGHT_SIGNATURE', 'invalidRequest'],
-])
-
-/**
- * How a finish reason ends the stream: a stop reason, or `error` for the
- * reasons that make the answer unusable. `STOP` with function calls is
- * `toolUse` (Gemini has no finish reason of its own for them).
- *
- * `OTHER`, `LANGUAGE`, `NO_IMAGE`, `IMAGE_OTHER` and reasons this adapter does
- * not know are a normal end: the content is kept, and the decoder records
- * the reason as a `google.finishReason` extension block so that apps can
- * see that the answer may be incomplete. Failing the turn instead would
- * throw away text the model did produce.
- */
-export function googleStopReason(finishReason: string, hadToolCalls: boolean): ChunkStopReason | 'error' {
-  if (failedReasons.has(finishReason)) return 'error'
-  if (finishReason === 'MAX_TOKENS') return 'maxTokens'
-  if (refusalReasons.has(finishReason)) return 'refusal'
-  return hadToolCalls ? 'toolUse' : 'endTurn'
-}
-
-// ---------------------------------------------------------------------------
-// Usage
-
-/** Cumulative counts in the runtime's terms (see `types/usage.ts`). */
-interface Counts {
-  input: number
-  output: number
-  reasoning: number
-  cacheRead: number
-  total: number
-}
-
-/**
- * `usageMetadata` in the runtime's terms: `promptTokenCount` includes the
- * cached tokens, so input is the rest, plus the prompt of built-in tools;
- * `candidatesTokenCount` excludes thoughts, so output adds them back.
- */
-export function googleUsage(meta: unknown): (Counts & { readonly promptKnown: boolean }) | undefined {
-  if (!isRecord(meta)) return undefined
-  const prompt = count(meta['promptTokenCount'])
-  const cached = Math.min(count(meta['cachedContentTokenCount']), prompt)
-  const toolPrompt = count(meta['toolUsePromptTokenCount'])
-  const thoughts = count(meta['thoughtsTokenCount'])
-  const candidates = count(meta['candidatesTokenCount'])
-  const input = prompt - cached + toolPrompt
-  const output = candidates + thoughts
-  const total = typeof meta['totalTokenCount'] === 'number' ? count(meta['totalTokenCount']) : input + output + cached
-  return { input, output, reasoning: thoughts, cacheRead: cached, total, promptKnown: typeof meta['promptTokenCount'] === 'number' }
-}
-
-// ---------------------------------------------------------------------------
-// The decoder
+export { googleStopReason, googleUsage } from './google-finish-usage.js'
 
 /** What the last content block emitted is, as far as the fold's block boundaries go. */
 type LastBlock = 'none' | 'text' | 'thinking' | 'closed'
@@ -370,16 +281,7 @@ export class GoogleDecoder implements WireDecoder {
   }
 
   private emitDelta(target: Counts, out: ProviderChunk[]): void {
-    const chunk: UsageChunk = { type: 'usage' }
-    let any = false
-    for (const field of ['input', 'output', 'reasoning', 'cacheRead', 'total'] as const) {
-      // A count the last report lowered (promptTokenCount may go down) is a negative change: the last report wins.
-      const delta = target[field] - this.emitted[field]
-      if (delta === 0) continue
-      chunk[field] = delta
-      this.emitted[field] += delta
-      any = true
-    }
-    if (any) out.push(chunk)
+    const chunk = usageDelta(target, this.emitted)
+    if (chunk !== undefined) out.push(chunk)
   }
 }

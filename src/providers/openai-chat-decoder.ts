@@ -26,7 +26,7 @@
  *   `search_results`, repeated on every chunk) are kept: the latest arrays
  *   become one `openai.citations` extension block before `stop`.
  */
-import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
+import type { ProviderChunk } from '../types/chunk.js'
 import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
 import { openaiStreamError } from './openai-errors.js'
 import { ChatScan } from './openai-chat-scan.js'
@@ -35,61 +35,10 @@ import type { SseEvent } from './sse.js'
 import type { ProviderError } from '../types/provider-error.js'
 import { openaiCompat, type Compat } from './openai-chat-request.js'
 import { asCount, asRecord, isRecord, stringOf, type Json } from './json.js'
+import { contentParts, firstChoice } from './openai-chat-choice.js'
+import { openaiStopReason, openaiUsage } from './openai-chat-stop-usage.js'
 
-/** `finish_reason` → chunk stop reason. `function_call` is the legacy name of `tool_calls`. */
-const finishReasons: Readonly<Record<string, ChunkStopReason>> = {
-  stop: 'endTurn',
-  eos: 'endTurn',
-  end_turn: 'endTurn',
-  length: 'maxTokens',
-  model_length: 'maxTokens',
-  max_tokens: 'maxTokens',
-  tool_calls: 'toolUse',
-  function_call: 'toolUse',
-  content_filter: 'refusal',
-  stop_sequence: 'stopSequence',
-}
-
-/**
- * The chunk stop reason of a `finish_reason`. A refusal streamed as
- * `refusal` deltas is a refusal whatever the reason says; a server that
- * says `stop` after tool calls (Ollama, some vLLM parsers) asked for tools.
- */
-export function openaiStopReason(reason: string | undefined, calledTools: boolean, refused: boolean): ChunkStopReason {
-  if (refused) return 'refusal'
-  const mapped = reason !== undefined && Object.hasOwn(finishReasons, reason) ? finishReasons[reason]! : 'endTurn'
-  return mapped === 'endTurn' && calledTools ? 'toolUse' : mapped
-}
-
-/** Token counts in this runtime's terms (see `usage.ts`), from one OpenAI-style usage object. */
-export function openaiUsage(usage: Json, compat: Pick<Compat, 'completionTokensIncludeReasoning'> = openaiCompat): Omit<UsageChunk, 'type'> {
-  const prompt = asCount(usage['prompt_tokens']) ?? 0
-  const completion = asCount(usage['completion_tokens']) ?? 0
-  const total = asCount(usage['total_tokens'])
-  // DeepSeek reports cache hits beside the standard details.
-  const cached = Math.min(prompt, asCount(asRecord(usage['prompt_tokens_details'])?.['cached_tokens']) ?? asCount(usage['prompt_cache_hit_tokens']) ?? 0)
-  const reasoning = asCount(asRecord(usage['completion_tokens_details'])?.['reasoning_tokens']) ?? asCount(usage['reasoning_tokens']) ?? 0
-  // xAI counts reasoning outside completion_tokens; its total shows it.
-  const excluded =
-    reasoning > 0 && (total !== undefined ? total === prompt + completion + reasoning && total !== prompt + completion : !compat.completionTokensIncludeReasoning)
-  const output = excluded ? completion + reasoning : completion
-  return {
-    input: prompt - cached,
-    output,
-    reasoning: Math.min(reasoning, output),
-    cacheRead: cached,
-    ...(total === undefined ? {} : { total }),
-  }
-}
-
-/** The choice of index 0 (or without an index), else the first. A loop: no closure per event. */
-function firstChoice(choices: readonly unknown[]): unknown {
-  for (let i = 0; i < choices.length; i++) {
-    const c = choices[i]
-    if (isRecord(c) && (c['index'] === undefined || c['index'] === 0)) return c
-  }
-  return choices[0]
-}
+export { openaiStopReason, openaiUsage } from './openai-chat-stop-usage.js'
 
 /** A tool call being streamed, by its `index`. */
 interface ToolSlot {
@@ -233,7 +182,7 @@ export class OpenAIChatDecoder implements WireDecoder {
     const content = delta['content']
     if (typeof content === 'string') {
       if (content !== '') out.push({ type: 'textDelta', text: content })
-    } else if (Array.isArray(content)) this.contentParts(content, out)
+    } else if (Array.isArray(content)) contentParts(content, out)
     const refusal = stringOf(delta['refusal'])
     if (refusal !== undefined && refusal !== '') {
       this.refused = true
@@ -256,22 +205,6 @@ export class OpenAIChatDecoder implements WireDecoder {
     if (typeof preferred === 'string' && preferred !== '') return preferred
     const other = this.compat.reasoningField === 'reasoning' ? content : reasoning
     return typeof other === 'string' ? other : ''
-  }
-
-
-  /** Content as a list of parts (Mistral): text, and thinking whose own parts hold text. */
-  private contentParts(parts: readonly unknown[], out: ProviderChunk[]): void {
-    for (const part of parts) {
-      if (!isRecord(part)) continue
-      if (part['type'] === 'text') {
-        const text = stringOf(part['text']) ?? ''
-        if (text !== '') out.push({ type: 'textDelta', text })
-      } else if (part['type'] === 'thinking') {
-        const inner = part['thinking']
-        const text = typeof inner === 'string' ? inner : Array.isArray(inner) ? inner.map((p) => (isRecord(p) ? (stringOf(p['text']) ?? '') : '')).join('') : ''
-        if (text !== '') out.push({ type: 'thinkingDelta', text })
-      } else out.push({ type: 'extension', typeName: String(part['type'] ?? 'unknown'), data: part })
-    }
   }
 
   private toolDelta(call: Json, position: number, out: ProviderChunk[]): void {

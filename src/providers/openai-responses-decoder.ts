@@ -33,7 +33,7 @@
  *   its deltas missed is emitted before it closes, so servers that skip or
  *   trim deltas still yield the full text, thinking and arguments.
  */
-import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
+import type { ProviderChunk } from '../types/chunk.js'
 import type { LlmRequest } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
 import { parseEventJson, protocolError, truncatedError } from './errors.js'
@@ -41,121 +41,16 @@ import type { WireDecoder } from './protocol.js'
 import type { SseEvent } from './sse.js'
 import { openaiStreamError } from './openai-errors.js'
 import { asCount, asRecord, countAt, isRecord, stringAt, stringOf, type Json } from './json.js'
+import { errorOf, openaiStopReason, openaiUsage } from './openai-responses-finish.js'
+import { endCall, messageItemDone, reasoningItemDone, type ItemState } from './openai-responses-items.js'
+import { parallelWrapperNames } from './openai-responses-parallel.js'
 
 export { isRecord as isJsonObject, type Json } from './json.js'
+export { MESSAGE_MARKER } from './openai-responses-items.js'
+export { unwrapParallel } from './openai-responses-parallel.js'
 
 /** The provider name this adapter reports in errors and messages. */
 export const OPENAI = 'openai'
-
-/** Type name of the extension chunk closing each message item. */
-export const MESSAGE_MARKER = 'openai.message'
-
-/** The error object of an `error` event: flat (`{type:'error', code, message}`) or nested under `error`. */
-function errorOf(json: Json): { code?: string; message: string } {
-  const inner = asRecord(json?.['error']) ?? json
-  const code = stringOf(inner?.['code']) ?? (inner === json ? undefined : stringOf(inner?.['type']))
-  const message = stringOf(inner?.['message']) ?? 'the response failed'
-  return code === undefined ? { message } : { code, message }
-}
-
-/** Names of the synthetic wrapper some models emit for parallel calls. */
-const parallelWrapperNames: ReadonlySet<string> = new Set(['parallel', 'multi_tool_use.parallel'])
-
-/** One call listed in a parallel wrapper's arguments. */
-interface WrappedCall {
-  readonly name: string
-  readonly args: Json
-}
-
-/**
- * The calls a `parallel` wrapper's arguments list, or `undefined` when the
- * arguments are not that shape (the call is then kept as it is).
- */
-export function unwrapParallel(args: string): WrappedCall[] | undefined {
-  let json: unknown
-  try {
-    json = JSON.parse(args)
-  } catch {
-    return undefined
-  }
-  const uses = isRecord(json) ? json['tool_uses'] : undefined
-  if (!Array.isArray(uses) || uses.length === 0) return undefined
-  const calls: WrappedCall[] = []
-  for (const use of uses) {
-    const recipient = isRecord(use) ? stringOf(use?.['recipient_name']) : undefined
-    if (recipient === undefined || !isRecord(use)) return undefined
-    const parameters = use['parameters']
-    calls.push({ name: recipient.replace(/^functions\./, ''), args: isRecord(parameters) ? parameters : {} })
-  }
-  return calls
-}
-
-/** What the decoder tracks of one output item. */
-type ItemState =
-  /** `text`: what was streamed of the item so far; `part`: which summary or content part it is in. */
-  | { kind: 'message'; text: string }
-  | { kind: 'reasoning'; text: string; part: string | undefined }
-  | {
-      kind: 'call'
-      custom: boolean
-      /** A parallel wrapper: nothing is emitted until its arguments are complete. */
-      wrapper: boolean
-      runtimeId: string
-      name: string
-      callId: string
-      ended: boolean
-      /** Arguments (or custom input) received so far. */
-      args: string
-    }
-  | { kind: 'other' }
-
-/** Token counts of a finished response, as usage chunk fields (input excludes cached tokens). */
-export function openaiUsage(usage: Json | undefined): UsageChunk | undefined {
-  if (usage === undefined) return undefined
-  const input = asCount(usage?.['input_tokens']) ?? 0
-  const cached = Math.min(asCount(asRecord(usage?.['input_tokens_details'])?.['cached_tokens']) ?? 0, input)
-  const output = asCount(usage?.['output_tokens']) ?? 0
-  const reasoning = asCount(asRecord(usage?.['output_tokens_details'])?.['reasoning_tokens']) ?? 0
-  const total = asCount(usage?.['total_tokens'])
-  return {
-    type: 'usage',
-    input: input - cached,
-    output,
-    // Reasoning is part of output; a server reporting more would break the invariant.
-    reasoning: Math.min(reasoning, output),
-    cacheRead: cached,
-    ...(total === undefined ? {} : { total }),
-  }
-}
-
-/** The chunk stop reason of a finished response. */
-export function openaiStopReason(status: string | undefined, incompleteReason: string | undefined, calledTools: boolean, refused: boolean): ChunkStopReason {
-  if (status === 'incomplete') {
-    if (incompleteReason === 'max_output_tokens') return 'maxTokens'
-    if (incompleteReason === 'content_filter') return 'refusal'
-  }
-  if (refused) return 'refusal'
-  return calledTools ? 'toolUse' : 'endTurn'
-}
-
-/** The non-empty `text` fields of a list of parts, one blank line apart (how summary parts are streamed). */
-function joinTexts(parts: unknown): string {
-  if (!Array.isArray(parts)) return ''
-  return parts
-    .map((p) => (isRecord(p) ? (stringOf(p?.['text']) ?? '') : ''))
-    .filter((t) => t !== '')
-    .join('\n\n')
-}
-
-/**
- * What a finished item holds beyond what was streamed of it: the first of
- * `finals` that extends `streamed`, minus `streamed`. Streamed text cannot be
- * taken back, so a final text that contradicts it adds nothing.
- */
-function remainder(streamed: string, finals: readonly string[]): string {
-  for (const final of finals) if (final.length > streamed.length && final.startsWith(streamed)) return final.slice(streamed.length)
-  return ''
-}
 
 /** The stateful decoder of one streamed response. */
 export class OpenAIResponsesDecoder implements WireDecoder {
@@ -231,7 +126,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
       case 'response.function_call_arguments.done':
       case 'response.custom_tool_call_input.done': {
         const item = this.item(json, undefined)
-        if (item?.kind === 'call') this.endCall(out, item, stringAt(json, item.custom ? 'input' : 'arguments'))
+        if (item?.kind === 'call') endCall(out, item, stringAt(json, item.custom ? 'input' : 'arguments'))
         break
       }
       case 'response.completed':
@@ -353,32 +248,6 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     return state
   }
 
-  /** Ends a call with the complete arguments the server stated (if any): what the deltas missed is sent first. */
-  private endCall(out: ProviderChunk[], call: ItemState & { kind: 'call' }, complete: string | undefined): void {
-    if (call.ended) return
-    call.ended = true
-    const rest = remainder(call.args, complete === undefined ? [] : [complete])
-    if (rest !== '') {
-      call.args += rest
-      if (!call.custom && !call.wrapper) out.push({ type: 'toolUseArgsDelta', id: call.runtimeId, fragment: rest })
-    }
-    if (call.wrapper) {
-      const calls = unwrapParallel(call.args)
-      if (calls !== undefined) {
-        calls.forEach((c, k) => {
-          const id = `${call.callId}_${k + 1}`
-          out.push({ type: 'toolUseStart', id, name: c.name }, { type: 'toolUseArgsDelta', id, fragment: JSON.stringify(c.args) }, { type: 'toolUseEnd', id })
-        })
-        return
-      }
-      // Not the wrapper's shape after all: the call is kept as the model made it.
-      out.push({ type: 'toolUseStart', id: call.runtimeId, name: call.name }, { type: 'toolUseArgsDelta', id: call.runtimeId, fragment: call.args })
-    } else if (call.custom) {
-      out.push({ type: 'toolUseArgsDelta', id: call.runtimeId, fragment: JSON.stringify({ input: call.args }) })
-    }
-    out.push({ type: 'toolUseEnd', id: call.runtimeId })
-  }
-
   private itemDone(out: ProviderChunk[], json: Json): void {
     const item = asRecord(json?.['item'])
     if (item === undefined) return
@@ -386,35 +255,13 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     const type = stringOf(item?.['type'])
     const state = this.items.get(key)
     if (type === 'message') {
-      const parts = Array.isArray(item['content']) ? item['content'].filter(isRecord) : []
-      if (parts.some((p) => stringOf(p?.['type']) === 'refusal')) this.refused = true
-      const full = parts.map((p) => stringOf(p?.['text']) ?? stringOf(p?.['refusal']) ?? '').join('')
-      const rest = remainder(state?.kind === 'message' ? state.text : '', [full])
-      if (rest !== '') out.push({ type: 'textDelta', text: rest })
-      const annotations = parts.flatMap((p) => (Array.isArray(p['annotations']) ? p['annotations'] : []))
-      const phase = item['phase']
-      out.push({
-        type: 'extension',
-        typeName: MESSAGE_MARKER,
-        data: { id: stringOf(item?.['id']) ?? '', ...(phase === undefined || phase === null ? {} : { phase }), ...(annotations.length === 0 ? {} : { annotations }) },
-      })
+      if (messageItemDone(out, item, state?.kind === 'message' ? state.text : '')) this.refused = true
     } else if (type === 'reasoning') {
-      const summary = Array.isArray(item['summary']) ? item['summary'] : []
-      const reasoning = state?.kind === 'reasoning' ? state : { kind: 'reasoning' as const, text: '', part: undefined }
-      const rest = remainder(reasoning.text, [joinTexts(summary), joinTexts(item['content'])])
-      if (rest !== '') {
-        reasoning.text += rest
-        out.push({ type: 'thinkingDelta', text: rest })
-      }
-      const encrypted = stringOf(item?.['encrypted_content'])
-      out.push({
-        type: 'thinkingSignature',
-        signature: JSON.stringify({ id: stringOf(item?.['id']) ?? key, ...(encrypted === undefined ? {} : { encrypted_content: encrypted }), summary }),
-      })
+      reasoningItemDone(out, item, key, state?.kind === 'reasoning' ? state : undefined)
     } else if (type === 'function_call' || type === 'custom_tool_call') {
       const custom = type === 'custom_tool_call'
       const call = state?.kind === 'call' ? state : this.startCall(out, key, { ...item, arguments: '', input: '' }, custom)
-      this.endCall(out, call, stringAt(item, custom ? 'input' : 'arguments'))
+      endCall(out, call, stringAt(item, custom ? 'input' : 'arguments'))
     } else if (type !== undefined) {
       out.push({ type: 'extension', typeName: type, data: item })
     }
@@ -430,7 +277,7 @@ export class OpenAIResponsesDecoder implements WireDecoder {
     }
     if (status !== 'incomplete') {
       // A completed response whose call items never closed: their arguments are all there.
-      for (const item of this.items.values()) if (item.kind === 'call' && !item.ended) this.endCall(out, item, undefined)
+      for (const item of this.items.values()) if (item.kind === 'call' && !item.ended) endCall(out, item, undefined)
     }
     const reason = stringOf(asRecord(response?.['incomplete_details'])?.['reason'])
     out.push({ type: 'stop', reason: openaiStopReason(status, reason, this.calledTools, this.refused) })
