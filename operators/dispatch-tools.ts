@@ -5,13 +5,13 @@ import { linked } from '../src/rx/linked-observer.js'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import { answer, executionArgs, planCall, planWithoutAsking, type Planned, type Unplanned } from '../src/tools/plan-call.js'
 import { errorOutput, startTool } from '../src/tools/run-tool.js'
-import { deepFreeze } from '../src/types/deep-freeze.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
 import type { AgentTool, ToolOutput } from '../src/types/tool.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
 import { appended, runViewOf, withMessagesAnd, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
 import type { ToolExecution } from '../src/types/run-config.js'
+import { cancelledText, frozenResult, type Outcome } from './dispatch-results.js'
 import { onTurnState } from './on-turn-state.js'
 import { untilAborted } from './until-aborted.js'
 
@@ -49,16 +49,6 @@ export interface DispatchToolsOptions {
 
 const isPlanned = (item: Planned | AgentEvent): item is Planned => 'kind' in item && item.kind === 'planned'
 
-type Outcome = { readonly output: ToolOutput; readonly isError: boolean }
-
-const cancelledText = {
-  abort: { running: 'Tool call aborted: the run was aborted before it finished.', waiting: 'Tool call not executed: the run was aborted.' },
-  steering: {
-    running: 'Tool call interrupted by a steering message; it did not finish.',
-    waiting: 'Tool call skipped: a steering message interrupted the batch before it ran.',
-  },
-}
-
 /**
  * Runs the tool calls of this turn's answer and appends one result per call,
  * in call order.
@@ -81,23 +71,6 @@ const cancelledText = {
  * result: --(sa sb)--eb--ea--(rr S')|  s: start, e: end, r: result message
  * ```
  */
-/**
- * A tool result frozen all the way down, `details` too, as an Agent's state
- * keeps it (its reducer freezes what enters and skips what is frozen): a
- * transcript's messages cannot change, and the adapters cache the wire text
- * of frozen messages (src/providers/wire-cache.ts; WIRE 50 tool turns, see
- * that file). A value that cannot be frozen (a hostile proxy in `details`)
- * leaves the message unfrozen, a copy, for an Agent to report as before.
- */
-function frozenResult(message: ToolResultMessage): ToolResultMessage {
-  try {
-    deepFreeze(message)
-    return message
-  } catch {
-    return { ...message }
-  }
-}
-
 export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
   const concurrency = options.execution?.mode === 'sequential' ? 1 : (options.execution?.limit ?? Number.POSITIVE_INFINITY)
   return onTurnState(
