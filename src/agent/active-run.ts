@@ -15,6 +15,7 @@
  * Internal: not exported from the package.
  */
 import type { Observer, Subscription } from 'rxjs'
+import { OwnedAbort } from '../loop/run-abort.js'
 import { resident, unused } from '../rx/resident.js'
 import { errorText } from '../types/codec.js'
 import type { AgentEndEvent, AgentEvent, MessageUpdateEvent } from '../types/event.js'
@@ -53,7 +54,8 @@ const noop = (): void => undefined
 
 /** See the module comment. */
 export class ActiveRun implements Observer<AgentEvent> {
-  readonly abort = new AbortController()
+  /** Its abort: the loop's `RunAbort` is told by it, not by a listener on the signal. */
+  readonly abort = new OwnedAbort()
   readonly result: Promise<AgentResult>
   subscription: Subscription | undefined = undefined
   /** Set by `fail` (agent-run.ts): the run was aborted because of this, and ends with stopReason `error` saying it. */
