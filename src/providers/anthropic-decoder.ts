@@ -58,14 +58,25 @@ export class AnthropicDecoder implements WireDecoder {
   private meta: ExtensionChunk[] = []
 
   event(e: SseEvent): readonly ProviderChunk[] {
+    const out: ProviderChunk[] = []
+    this.eventInto(e, out)
+    return out
+  }
+
+  /** @internal `event`, appending to `out` (see `AppendingDecoder`): a scanned delta costs no array. */
+  eventInto(e: SseEvent, out: ProviderChunk[]): void {
     if (this.phase === 'streaming') {
       const fast = this.scannedDelta(e.data)
-      if (fast !== undefined) return fast
+      if (fast !== undefined) {
+        if (fast !== null) out.push(fast)
+        return
+      }
     }
-    if (e.event === 'ping' && e.data.trim() === '') return []
+    if (e.event === 'ping' && e.data.trim() === '') return
     const json = parseEventJson(ANTHROPIC, e.data, e.event)
     if (!isRecord(json)) throw protocolError(ANTHROPIC, `an event is not a JSON object: ${e.data.slice(0, 120)}`)
-    return this.handle(json, e.event)
+    const chunks = this.handle(json, e.event)
+    for (let i = 0; i < chunks.length; i++) out.push(chunks[i]!)
   }
 
   end(): readonly ProviderChunk[] {
@@ -75,9 +86,10 @@ export class AnthropicDecoder implements WireDecoder {
 
   /**
    * A text or argument delta to an open block of its kind, read by `scanDelta` (no `JSON.parse`):
-   * the same chunks `handle` would give. Anything else is `undefined`, for `handle` to decide.
+   * the same chunk `handle` would give (`null`: none, for an empty one). Anything else is `undefined`,
+   * for `handle` to decide.
    */
-  private scannedDelta(data: string): ProviderChunk[] | undefined {
+  private scannedDelta(data: string): ProviderChunk | null | undefined {
     const value = scanDelta(data)
     if (value === undefined) return undefined
     const open = this.blocks.get(scanned.index)
@@ -85,13 +97,13 @@ export class AnthropicDecoder implements WireDecoder {
     if (scanned.json) {
       if (open.kind !== 'tool') return undefined
       this.dirty = true
-      if (value === '') return []
+      if (value === '') return null
       open.sentArgs = true
-      return [{ type: 'toolUseArgsDelta', id: open.id, fragment: value }]
+      return { type: 'toolUseArgsDelta', id: open.id, fragment: value }
     }
     if (open.kind !== 'text') return undefined
     this.dirty = true
-    return value === '' ? [] : [{ type: 'textDelta', text: value }]
+    return value === '' ? null : { type: 'textDelta', text: value }
   }
 
   /** Handles one event's JSON; `name` is the SSE event name, used when the JSON has no `type`. */

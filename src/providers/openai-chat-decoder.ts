@@ -77,36 +77,47 @@ export class OpenAIChatDecoder implements WireDecoder {
   ) {}
 
   event(e: SseEvent): readonly ProviderChunk[] {
+    const out: ProviderChunk[] = []
+    this.eventInto(e, out)
+    return out
+  }
+
+  /** @internal `event`, appending to `out` (see `AppendingDecoder`): a scanned delta costs no array. */
+  eventInto(e: SseEvent, out: ProviderChunk[]): void {
     if (this.started && !this.done && e.event === undefined) {
       const fast = this.scanned(e.data)
-      if (fast !== undefined) return fast
+      if (fast !== undefined) {
+        if (fast !== null) out.push(fast)
+        return
+      }
     }
     const data = e.data.trim()
-    if (data === '') return []
+    if (data === '') return
     if (data === '[DONE]') {
-      if (this.done) return []
+      if (this.done) return
       this.done = true
-      return this.finish()
+      return append(out, this.finish())
     }
-    if (this.done) return []
+    if (this.done) return
     const json = parseEventJson(this.provider, data, e.event)
     if (!isRecord(json)) throw protocolError(this.provider, `an event is not a JSON object: ${data.slice(0, 120)}`)
-    const out = this.handle(json, e.event === 'error')
+    const chunks = this.handle(json, e.event === 'error')
     if (this.started) this.scan.learn(data, json)
-    return out
+    append(out, chunks)
   }
 
   /**
    * A content delta, or an argument fragment of a call already announced, read by `ChatScan` (no
-   * `JSON.parse`): the same chunks `handle` would give. Anything else is `undefined`, for `handle`.
+   * `JSON.parse`): the same chunk `handle` would give (`null`: none, for an empty one). Anything else
+   * is `undefined`, for `handle`.
    */
-  private scanned(data: string): ProviderChunk[] | undefined {
+  private scanned(data: string): ProviderChunk | null | undefined {
     const value = this.scan.scan(data)
     if (value === undefined) return undefined
-    if (this.scan.callIndex < 0) return value === '' ? [] : [{ type: 'textDelta', text: value }]
+    if (this.scan.callIndex < 0) return value === '' ? null : { type: 'textDelta', text: value }
     const started = this.slots.get(this.scan.callIndex)?.started
     if (started === undefined) return undefined
-    return value === '' ? [] : [{ type: 'toolUseArgsDelta', id: started, fragment: value }]
+    return value === '' ? null : { type: 'toolUseArgsDelta', id: started, fragment: value }
   }
 
   end(): readonly ProviderChunk[] {
@@ -284,4 +295,8 @@ export class OpenAIChatDecoder implements WireDecoder {
     if (this.usage !== undefined) out.push({ type: 'usage', ...openaiUsage(this.usage, this.compat) })
     return out
   }
+}
+
+function append(out: ProviderChunk[], chunks: readonly ProviderChunk[]): void {
+  for (let i = 0; i < chunks.length; i++) out.push(chunks[i]!)
 }

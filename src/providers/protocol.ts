@@ -33,6 +33,19 @@ export interface WireDecoder {
   end(): readonly ProviderChunk[]
 }
 
+/**
+ * @internal A decoder that appends an event's chunks to `out` itself, so that its commonest event
+ * (one text or argument delta) costs no array of its own. `WireReader` prefers it to `event`.
+ * On the WIRE Anthropic text stream (20k deltas, 12 runs, V8's sampling heap profiler counting
+ * collected objects): 207 → 188 MB allocated (OpenAI chat text: 314 → 302 MB).
+ */
+export interface AppendingDecoder extends WireDecoder {
+  eventInto(event: SseEvent, out: ProviderChunk[]): void
+}
+
+const appendingOf = (decoder: WireDecoder): AppendingDecoder | undefined =>
+  typeof (decoder as Partial<AppendingDecoder>).eventInto === 'function' ? (decoder as AppendingDecoder) : undefined
+
 /** One provider API. */
 export interface WireProtocol<S extends ProviderSettings = ProviderSettings> {
   /** Names the provider in errors. */
@@ -76,6 +89,7 @@ export class WireReader implements SseSink {
   private failed = false
   /** Where the SSE sink puts the chunks of the network chunk being read. */
   private out: ProviderChunk[] = []
+  private readonly appending: AppendingDecoder | undefined
   /** `sse` bounds the events buffered (default: the SSE decoder's, 16 MiB). */
   constructor(
     private readonly decoder: WireDecoder,
@@ -86,10 +100,13 @@ export class WireReader implements SseSink {
     // WIRE OpenAI text stream: 2.8 → 2.5 µs of CPU per event. The reader is the sink (a method, not a
     // closure per response: see sse.ts on why the per-event path lives on prototypes).
     this.sse = new SseDecoder(sse, this)
+    this.appending = appendingOf(decoder)
   }
 
   /** @internal The SSE decoder's sink: one event, decoded into the chunks of the network chunk being read. */
   sseEvent(event: SseEvent): void {
+    const appending = this.appending
+    if (appending !== undefined) return appending.eventInto(event, this.out)
     const chunks = this.decoder.event(event)
     for (let i = 0; i < chunks.length; i++) this.out.push(chunks[i]!)
   }
