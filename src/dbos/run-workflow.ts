@@ -19,7 +19,7 @@
  *    taking input (a client sending later queues a new run).
  */
 import * as t from 'io-ts'
-import { from, type ObservableInput } from 'rxjs'
+import { catchError, from, NEVER, type Observable, type ObservableInput, type OperatorFunction } from 'rxjs'
 import type { Pool } from 'pg'
 import { Agent } from '../agent/agent.js'
 import { ApprovalDecisionCodec } from '../agent/agent-log.js'
@@ -99,13 +99,14 @@ export async function executeRun(ctx: WorkerContext, runId: string, input: RunIn
         else agent!.followUp(message)
       }
     }
+    const abortRun = (): void => void agent?.abort()
     const lookAtInbox: PolicyCheck = () =>
       from(
         ctx.dbos
           .runStep(() => sentCount(ctx.pool, runId), { name: 'rxagent.inbox' })
           .then(receive)
           .then(() => Verdict.continue),
-      )
+      ).pipe(abortedIfCancelled(abortRun))
     agent = await Agent.openReplaying(
       {
         ...options,
@@ -115,7 +116,7 @@ export async function executeRun(ctx: WorkerContext, runId: string, input: RunIn
         lease,
         streamFn: durableStreamFn(ctx.dbos, options.streamFn, gate),
         ...(options.tools === undefined ? {} : { tools: options.tools.map((tool) => durableTool(ctx.dbos, tool, (callId) => `${sessionId}:${runId}:${callId}`)) }),
-        ...approvals(ctx.dbos, options.approveTool),
+        ...approvals(ctx.dbos, options.approveTool, abortRun),
         policies: withInbox(options.policies, lookAtInbox),
       },
       gate,
@@ -182,10 +183,32 @@ function withInbox(policies: Policies | undefined, look: PolicyCheck): Policies 
  * recovered workflow waits again). An `approveTool` function is kept: it runs
  * inside the workflow, so it must decide from its request alone.
  */
-function approvals(dbos: DbosApi, approveTool: AgentOptions['approveTool']): Pick<AgentOptions, 'approveTool'> {
+function approvals(dbos: DbosApi, approveTool: AgentOptions['approveTool'], abortRun: () => void): Pick<AgentOptions, 'approveTool'> {
   if (approveTool !== 'resolveApproval') return approveTool === undefined ? {} : { approveTool }
-  const ask: ApproveTool = (request) => from(waitForDecision(dbos, request.toolCall.id))
+  const ask: ApproveTool = (request) => from(waitForDecision(dbos, request.toolCall.id)).pipe(abortedIfCancelled(abortRun))
   return { approveTool: ask }
+}
+
+/** Whether `error` is DBOS's "this workflow has been cancelled" (`DBOSWorkflowCancelledError`, code 24). */
+function isWorkflowCancelled(error: unknown): boolean {
+  return error instanceof Error && (error.constructor.name === 'DBOSWorkflowCancelledError' || (error as { dbosErrorCode?: unknown }).dbosErrorCode === 24)
+}
+
+/**
+ * A DBOS call of a run's workflow (an approval's `recv`, the inbox step) that
+ * fails because the workflow was cancelled: DBOS can say so before the
+ * worker's watch (`onCancel`, polled) does. Then the run is aborted as
+ * `onCancel` aborts it, and the call never answers (the abort tears it down):
+ * the run ends `aborted`, not with the call's failure taken as an approver's
+ * rejection or a policy's error. Any other failure goes on as before.
+ */
+function abortedIfCancelled<T>(abortRun: () => void): OperatorFunction<T, T> {
+  return catchError((error: unknown): Observable<T> => {
+    if (!isWorkflowCancelled(error)) throw error
+    // Not from inside the failing call's own notification: the abort unsubscribes it.
+    queueMicrotask(abortRun)
+    return NEVER
+  })
 }
 
 async function waitForDecision(dbos: DbosApi, toolCallId: string): Promise<ApprovalDecision> {
