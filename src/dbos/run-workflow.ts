@@ -202,7 +202,7 @@ function isWorkflowCancelled(error: unknown): boolean {
  * the run ends `aborted`, not with the call's failure taken as an approver's
  * rejection or a policy's error. Any other failure goes on as before.
  */
-function abortedIfCancelled<T>(abortRun: () => void): OperatorFunction<T, T> {
+export function abortedIfCancelled<T>(abortRun: () => void): OperatorFunction<T, T> {
   return catchError((error: unknown): Observable<T> => {
     if (!isWorkflowCancelled(error)) throw error
     // Not from inside the failing call's own notification: the abort unsubscribes it.
