@@ -53,17 +53,29 @@ function combine(summaries) {
 }
 
 /**
- * `rounds` rounds over `who`, each round in rotating order; `run(name)` returns one process's
- * summary (or undefined when skipped). `once` (slow peers at large sizes) run in the first round only.
+ * A run this long (median, in its first-round process) is sampled in that one process only: its
+ * own noise is small beside its length, and three rounds of it would cost a minute of the suite.
+ * In practice only peers reach it (the AI SDK's WIRE TEXT runs, about 2 s; its TOOLS runs, about
+ * 1.2 s); the rule is the same for every runtime.
  */
-function interleave(who, rounds, run, once = []) {
+const SLOW_RUN_MS = 1000
+
+/**
+ * `rounds` rounds over `who`, each round in rotating order; `run(name)` returns one process's
+ * summary (or undefined when skipped). `once` (slow peers at large sizes) run in the first round
+ * only, and so does any entry whose first process's median run took SLOW_RUN_MS or more
+ * (`runMs(summary)` reads it).
+ */
+function interleave(who, rounds, run, once = [], runMs = () => 0) {
   const got = Object.fromEntries(who.map((w) => [w, []]))
+  const slow = new Set(once)
   for (let round = 0; round < rounds; round++) {
-    const these = round === 0 ? who : who.filter((w) => !once.includes(w))
+    const these = round === 0 ? who : who.filter((w) => !slow.has(w))
     for (let i = 0; i < these.length; i++) {
       const name = these[(round + i) % these.length]
       const summary = run(name)
       if (summary !== undefined) got[name].push(summary)
+      if (round === 0 && summary !== undefined && runMs(summary) >= SLOW_RUN_MS) slow.add(name)
     }
   }
   return got
@@ -117,6 +129,7 @@ for (const [scenario, spec] of Object.entries(scenarios)) {
         return result.skipped ? undefined : result.summary
       },
       slow,
+      (summary) => summary.ms?.median ?? 0,
     )
     for (const [entry, summaries] of Object.entries(got)) {
       const [runtime, which = scenario] = entry.split('@')
@@ -172,10 +185,6 @@ else {
       const started = performance.now()
       const rounds = smoke ? 1 : 3
       const deltas = {}
-      // The AI SDK's TEXT runs take about 2 s each (20k deltas; 10–12 s a process, a minute of the
-      // suite over the three rounds): like the slow peers at large sizes above, it runs in the first
-      // round only (its 3 timed runs after 2 warm-ups). Its TOOLS runs, where its target is close, keep three rounds.
-      const once = scenario === 'text' ? clients.filter((c) => c === 'aisdk') : []
       const got = interleave(clients, rounds, (client) => {
         const result = spawnJson(join('wire', 'worker.mjs'), [client, api, scenario, String(smoke ? 1 : 3), ...(smoke ? ['smoke'] : [])], `wire ${client}/${api}/${scenario}`)
         if (result.skipped) {
@@ -184,7 +193,7 @@ else {
         }
         deltas[client] = result.deltas
         return result.summary
-      }, once)
+      }, [], (summary) => summary.wallMsPerRun.median)
       for (const [client, summaries] of Object.entries(got)) {
         if (summaries.length > 0) ((results.wire[api] ??= {})[scenario] ??= {})[client] = { ...combine(summaries), deltas: deltas[client] }
       }
