@@ -1,17 +1,16 @@
-import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, Subject, Subscription, type SchedulerLike, type Subscriber } from 'rxjs'
+import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, type SchedulerLike } from 'rxjs'
 import type { ApproveTool } from '../src/policy/approval.js'
 import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
-import { callUser, CallbackError } from '../src/rx/user-callback.js'
-import { answer, executionArgs, planCall, planWithoutAsking, type Planned, type Unplanned } from '../src/tools/plan-call.js'
-import { errorOutput, startTool } from '../src/tools/run-tool.js'
+import { answer, planCall, planWithoutAsking, type Planned, type Unplanned } from '../src/tools/plan-call.js'
 import type { AgentEvent } from '../src/types/event.js'
-import { toolCallsOf, type AgentMessage, type ToolResultMessage } from '../src/types/message.js'
-import type { AgentTool, ToolOutput } from '../src/types/tool.js'
+import { toolCallsOf, type AgentMessage } from '../src/types/message.js'
+import type { AgentTool } from '../src/types/tool.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
-import { appended, runViewOf, withMessagesAnd, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
+import { runViewOf, type LoopStop, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
 import type { ToolExecution } from '../src/types/run-config.js'
-import { cancelledText, frozenResult, type Outcome } from './dispatch-results.js'
+import { cancelledText } from './dispatch-results.js'
+import { CallBatch } from './dispatch-batch.js'
 import { onTurnState } from './on-turn-state.js'
 import { untilAborted } from './until-aborted.js'
 
@@ -80,136 +79,9 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
       const calls = assistant === undefined ? [] : toolCallsOf(assistant)
       if (calls.length === 0) return state
       return new Observable<TurnItem>((subscriber) => {
-        const outcomes: (Outcome | undefined)[] = new Array(calls.length)
-        const steering: AgentMessage[] = []
-        let stop: LoopStop | undefined = state.stop
-        let cancelled: 'abort' | 'steering' | undefined
-        const cancel$ = new Subject<void>()
-
-        const cancelAll = (why: 'abort' | 'steering'): void => {
-          if (cancelled !== undefined) return
-          cancelled = why
-          if (why === 'abort') stop = { reason: 'aborted', message: 'the run was aborted during tool execution' }
-          cancel$.next()
-        }
-        if (options.abort !== undefined) subscriber.add(options.abort.subscribe(() => cancelAll('abort')))
-
-        /**
-         * Starts one call: its execution events go to `o`; `release` is called once it has
-         * its outcome and has let go of what it held. A synchronous tool is answered at once,
-         * with no Observable and no subscription: most tools are, and a turn runs several.
-         */
-        const execute = ({ index, plan }: Planned, o: Subscriber<AgentEvent>, release: () => void): void => {
-          const { call } = plan
-          let finished = false
-          let running: Subscription | undefined
-          const finish = (output: ToolOutput, isError: boolean): void => {
-            if (finished) return
-            finished = true
-            outcomes[index] = { output, isError }
-            o.next({ type: 'toolExecutionEnd', toolCallId: call.id, toolName: call.name, result: output, isError })
-            // Polled before the slot is freed: a call must not start if steering is about to
-            // interrupt the batch.
-            if (options.interruptOnSteering !== undefined && cancelled === undefined) {
-              const found = callUser('steering source', options.interruptOnSteering)
-              // A failing source ends the run after this batch; the calls already planned still run.
-              if (found instanceof CallbackError) stop ??= { reason: 'error', message: found.message }
-              else if (found.length > 0) {
-                steering.push(...found)
-                cancelAll('steering')
-              }
-            }
-            if (running !== undefined) {
-              o.remove(running)
-              running.unsubscribe()
-            }
-            release()
-          }
-          o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, ...executionArgs(plan) })
-          if (cancelled !== undefined) return finish(errorOutput(cancelledText[cancelled].waiting), true)
-          if (plan.kind === 'answer') return finish(errorOutput(plan.message), true)
-          const timeoutMs = plan.tool.timeoutMs ?? options.toolTimeoutMs
-          const start = startTool(plan.tool, plan.args, {
-            toolCallId: call.id,
-            scheduler: options.scheduler,
-            ...(timeoutMs === undefined ? {} : { timeoutMs }),
-          })
-          if ('ended' in start) return finish(start.ended.output, start.ended.isError)
-          const held = new Subscription()
-          running = held
-          o.add(held)
-          held.add(cancel$.subscribe(() => finish(errorOutput(cancelledText[cancelled ?? 'abort'].running), true)))
-          // Added to a closed `held` (the call already finished) it is torn down at once.
-          held.add(
-            start.running.subscribe(
-              linked(
-                held,
-                {
-                  next: (event) =>
-                    event.type === 'update'
-                      ? o.next({ type: 'toolExecutionUpdate', toolCallId: call.id, toolName: call.name, partialResult: event.output })
-                      : finish(event.output, event.isError),
-                  error: (error: unknown) => o.error(error),
-                },
-                o,
-              ),
-            ),
-          )
-        }
-
-        /** Every planned call under the execution policy (at most `concurrency` at a time); completes when all have outcomes. */
-        const run$ = (): Observable<AgentEvent> =>
-          new Observable<AgentEvent>((o) => {
-            let next = 0
-            let active = 0
-            let starting = false
-            const startMore = (): void => {
-              // A loop rather than recursion: calls that finish at once free their slot inside it.
-              if (starting) return
-              starting = true
-              while (active < concurrency && next < planned.length && !o.closed) {
-                active++
-                execute(planned[next++]!, o, release)
-              }
-              starting = false
-              if (active === 0 && next >= planned.length) o.complete()
-            }
-            const release = (): void => {
-              active--
-              if (!o.closed) startMore()
-            }
-            startMore()
-          })
-
-        /** The results, in call order, join the transcript, frozen (see {@link frozenResult}). */
-        const conclude = (): void => {
-          const now = options.scheduler.now()
-          const results = calls.map((call, i): ToolResultMessage => {
-            const { output, isError } = outcomes[i] ?? { output: errorOutput('Tool call produced no result.'), isError: true }
-            const { id: toolCallId, name: toolName } = call
-            const content = output.content
-            const details: unknown = output.details
-            return frozenResult(
-              details === undefined
-                ? { role: 'toolResult', toolCallId, toolName, content, isError, timestamp: now }
-                : { role: 'toolResult', toolCallId, toolName, content, isError, timestamp: now, details },
-            )
-          })
-          for (const message of results) {
-            subscriber.next({ type: 'messageStart', message })
-            subscriber.next({ type: 'messageEnd', message })
-          }
-          subscriber.next(
-            withMessagesAnd(state, results, {
-              toolResults: results,
-              pending: appended(state.pending, steering),
-              ...(stop === undefined ? {} : { stop }),
-            }),
-          )
-          subscriber.complete()
-        }
-
-        const planned: Planned[] = []
+        const batch = new CallBatch(options, concurrency, state, calls, subscriber)
+        if (options.abort !== undefined) subscriber.add(options.abort.subscribe(() => batch.cancelAll('abort')))
+        const planned = batch.planned
         // Calls past the cap are answered at once; only the first `cap` are planned (policies, approver).
         const cap = Math.min(calls.length, options.maxCallsPerMessage ?? calls.length)
         const overCap = (): void => {
@@ -222,12 +94,12 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
           cutByLength: assistant?.stopReason === 'length',
           preDispatch: options.preDispatch ?? [],
           view: runViewOf(state),
-          stop: () => stop,
-          stopWith: (s: LoopStop) => (stop = s),
+          stop: () => batch.stop,
+          stopWith: (s: LoopStop) => (batch.stop = s),
           ...(options.approveTool === undefined ? {} : { approveTool: options.approveTool }),
           ...(options.approvalRequired === undefined ? {} : { approvalRequired: options.approvalRequired }),
         }
-        const observer = linked<AgentEvent>(subscriber, { next: (event) => subscriber.next(event), complete: conclude })
+        const observer = linked<AgentEvent>(subscriber, batch)
         // Nobody to ask (no policy; no approver, or none of these calls needs it — an Agent always has
         // one): planning is synchronous, no Observable per call, unless some tool decodes asynchronously.
         // The calls from `askFrom` on are planned by `planCall`; those before it are planned here.
@@ -246,7 +118,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         }
         if (decoding === undefined && askFrom === allowed.length) {
           overCap()
-          run$().subscribe(observer)
+          batch.run().subscribe(observer)
           return
         }
         // The plans made above, in call order (they go through `planned` again, below).
@@ -258,7 +130,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
          * planned yet is planned as not run (those past the cap are answered by `overCap`, after).
          */
         const abortPlanning = (): readonly (Planned | AgentEvent)[] => {
-          cancelAll('abort')
+          batch.cancelAll('abort')
           const items: (Planned | AgentEvent)[] = []
           if (asking?.type === 'toolApprovalRequest') {
             items.push({ type: 'toolApprovalEnd', toolCallId: asking.toolCallId, toolName: asking.toolName, approved: false, rewritten: false, reason: 'the run was aborted' })
@@ -272,7 +144,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
         const aborted$ =
           options.abort === undefined
             ? undefined
-            : new Observable<void>((o) => (cancelled === 'abort' ? o.next() : cancel$.subscribe(() => cancelled === 'abort' && o.next())))
+            : new Observable<void>((o) => (batch.cancelled === 'abort' ? o.next() : batch.cancel$.subscribe(() => batch.cancelled === 'abort' && o.next())))
         const first = askFrom
         concat(
           concat(
@@ -286,7 +158,7 @@ export function dispatchTools(options: DispatchToolsOptions): TurnOperator {
               return of(item)
             }),
           ),
-          defer(() => (overCap(), run$())),
+          defer(() => (overCap(), batch.run())),
         ).subscribe(observer)
       })
     },

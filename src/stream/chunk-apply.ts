@@ -10,7 +10,7 @@ import type { AssistantMessage } from '../types/message.js'
 import { sumRecords } from '../types/usage.js'
 import { addToRecord } from '../types/codec.js'
 import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
-import type { MessageUpdate } from './message-fold.js'
+import type { MessageUpdate } from './message-update.js'
 import { streamingToolCall } from './partial-arguments.js'
 
 /** A usage chunk added to the draft's counts. A negative field is a revision down (see `UsageChunk`); no sum goes below 0. */

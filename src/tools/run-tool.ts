@@ -6,6 +6,7 @@
 import { isThenable } from '../rx/user-callback.js'
 import { from, isObservable, Observable, timer, type SchedulerLike } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
+import { resident } from '../rx/resident.js'
 import { errorText, reportErrors } from '../types/codec.js'
 import { text } from '../types/content.js'
 import { ToolOutput, type AgentTool, type ToolExecuteContext } from '../types/tool.js'
@@ -207,3 +208,7 @@ function following(
     if (!ended && !flushedLatest) flushLater()
   })
 }
+
+// Its hidden class outlives a run (see `resident`): without it, every full GC between two runs
+// threw away the optimized code of the constructor and of the code that inlined it.
+resident(new ExecuteContext(''))
