@@ -1,6 +1,7 @@
 /**
  * The one reducer: an agent's state is its log folded by
- * {@link reduceAgentLog}, commands and run events alike, with immer.
+ * {@link reduceAgentLog}, commands and run events alike, with immer (but
+ * the entries every run logs: `agent-state-update.ts`).
  *
  * immer only copies what an entry changes: the root, and the one array the
  * entry grows or shrinks. That array is built here, frozen, and handed to
@@ -25,6 +26,7 @@ import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry } from './agent-log.js'
 import { initialAgentState, lazyAgentState, type AgentState, type PendingApproval } from './agent-state.js'
 import { lazilyAppended, lazyTranscriptOf, Transcript, transcriptLength } from '../types/lazy-transcript.js'
+import { asMessages, assigned, withFields, type Fields } from './agent-state-update.js'
 
 /**
  * The reducer's immer, without its recursive auto-freeze: whatever an entry
@@ -58,28 +60,6 @@ function produce(state: AgentState, recipe: (d: Draft<AgentState>) => void): Age
 /** `state` with `messages` as its transcript, not its array: what immer works on (see {@link produce}). */
 const standIn = (state: AgentState, transcript: Transcript): AgentState => withFields(state, asMessages(transcript), state.streamMessage)
 
-/** `state` with `messages` and `streamMessage`, field by field: an object literal of a known shape is built on V8's fast path. */
-function withFields(state: AgentState, messages: readonly AgentMessage[], streamMessage: AgentState['streamMessage']): AgentState {
-  return {
-    systemPrompt: state.systemPrompt,
-    model: state.model,
-    tools: state.tools,
-    messages,
-    isRunning: state.isRunning,
-    streamMessage,
-    pendingToolCalls: state.pendingToolCalls,
-    pendingApprovals: state.pendingApprovals,
-    steeringQueue: state.steeringQueue,
-    followUpQueue: state.followUpQueue,
-    error: state.error,
-    availableModels: state.availableModels,
-    planMode: state.planMode,
-  }
-}
-
-/** A transcript where immer's root holds `messages`, in {@link produce} only (which publishes it lazily). */
-const asMessages = (transcript: Transcript): readonly AgentMessage[] => transcript as unknown as readonly AgentMessage[]
-
 /** The tools named by a `tools` or `init` entry. */
 export type ToolResolver = (names: readonly string[]) => readonly AgentTool[]
 
@@ -108,10 +88,7 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
     case 'runStart':
     case 'runResumed':
     case 'agentStart':
-      return produce(state, (d) => {
-        d.isRunning = true
-        d.error = undefined
-      })
+      return state.isRunning && state.error === undefined ? state : assigned(state, running)
     case 'messageEnd':
       return withMessages(state, [entry.message])
     case 'toolExecutionStart':
@@ -126,11 +103,13 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
             d.pendingToolCalls = castDraft(pending)
           })
     }
-    case 'agentEnd':
-      return produce(state, (d) => {
+    case 'agentEnd': {
+      const error = entry.stopReason === 'error' || entry.stopReason === 'aborted' ? (entry.error ?? entry.stopReason) : undefined
+      return assigned(state, (d) => {
         endRun(d)
-        d.error = entry.stopReason === 'error' || entry.stopReason === 'aborted' ? (entry.error ?? entry.stopReason) : undefined
+        d.error = error
       })
+    }
     case 'runFailed': {
       const reason = entry.settleReason
       const messages = reason === undefined ? state.messages : frozen(settleTranscript(state.messages, reason).map(frozenMessage))
@@ -212,13 +191,17 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
  * (frozen first) and an assistant message ends the streamed one.
  */
 function withMessages(state: AgentState, messages: readonly AgentMessage[]): AgentState {
+  if (messages.length === 0) return state
   for (const m of messages) deepFreeze(m)
-  return produce(state, (d) => {
-    // A growing transcript: an exact-size copy of a shared backing array (a frozen array's own copy is slow).
-    // A long transcript is appended lazily: no copy of the history (`lazy-transcript.ts`).
-    const lazy = lazilyAppended(state, messages)
-    d.messages = castDraft(lazy !== undefined ? asMessages(lazy) : appendMessages(state.messages, messages))
-    if (messages.some((m) => m.role === 'assistant')) d.streamMessage = undefined
+  // A growing transcript: an exact-size copy of a shared backing array (a frozen array's own copy is slow).
+  // A long transcript is appended lazily: no copy of the history (`lazy-transcript.ts`).
+  const lazy = lazilyAppended(state, messages)
+  const appended = lazy !== undefined ? asMessages(lazy) : appendMessages(state.messages, messages)
+  let answer = false
+  for (let i = 0; i < messages.length; i++) if (messages[i]!.role === 'assistant') answer = true
+  return assigned(state, (d) => {
+    d.messages = appended
+    if (answer) d.streamMessage = undefined
   })
 }
 
@@ -228,8 +211,14 @@ function frozenMessage<T>(value: T): T {
   return value
 }
 
+/** A run starts (or goes on): running, no error. */
+const running = (d: Fields): void => {
+  d.isRunning = true
+  d.error = undefined
+}
+
 /** What no run outlives: the streamed message, executing calls, approvals waiting. */
-function endRun(d: Draft<AgentState>): void {
+function endRun(d: Draft<AgentState> | Fields): void {
   d.isRunning = false
   d.streamMessage = undefined
   if (d.pendingToolCalls.length > 0) d.pendingToolCalls = castDraft(EMPTY)

@@ -3,23 +3,21 @@
  * what happened to it (`agent-log.ts`), whose fold is its state
  * (`agent-reducer.ts`). It runs `agentLoop` (no second loop), logs what its
  * events change, multicasts them, and logs every command (prompt, steer,
- * model change, plan mode, approvals, reset). This file holds the commands;
- * `agent-core.ts` wires the parts that live beside it: the store of the log
+ * model change, plan mode, approvals, reset). This file holds the commands
+ * (those of the queues: `agent-queues.ts`); `agent-core.ts` wires the parts that live beside it: the store of the log
  * and its fold, the runs and their replay, the listener hub, the loop
  * configuration, approvals, structured output, plan mode, checkpoints.
  */
-import { asyncScheduler, type Observable, type Subscription } from 'rxjs'
+import { asyncScheduler } from 'rxjs'
 import * as t from 'io-ts'
 import { agentLoop, agentLoopContinue, isCutOff } from '../loop/agent-loop.js'
 import type { ApprovalDecision } from '../policy/approval.js'
-import { errorText } from '../types/codec.js'
 import type { ImageContent } from '../types/content.js'
-import { decodeInput, decodeMessage, decodePrompts, type AgentMessageInput, type PromptInput } from '../types/input.js'
-import type { AgentMessage } from '../types/message.js'
+import { decodeInput, decodePrompts, type PromptInput } from '../types/input.js'
 import type { ModelSpec } from '../types/model.js'
 import type { ModelRoute } from '../types/run-config.js'
 import { AgentTools, type AgentTool } from '../types/tool.js'
-import { AgentCore } from './agent-core.js'
+import { AgentQueues } from './agent-queues.js'
 import { AgentBusyError, type AgentOptions, type AgentRun, type CallOptions, type StructuredOptions, type StructuredRun } from './agent-options.js'
 import { sameModel } from './agent-reducer.js'
 import { decodeCheckpoint, type Checkpoint } from './checkpoint.js'
@@ -47,7 +45,7 @@ export type RestoreOptions = Omit<AgentOptions, 'messages' | 'id' | 'systemPromp
  * const result = await agent.prompt('What changed in the last release?')
  * ```
  */
-export class Agent extends AgentCore {
+export class Agent extends AgentQueues {
   /**
    * Restores an agent from a checkpoint (format 1 or 2): same id, transcript, model, queues and plan mode. Call `continue()` to resume a run it was in.
    *
@@ -237,60 +235,6 @@ export class Agent extends AgentCore {
   resolveApproval(toolCallId: string, decision: ApprovalDecision): boolean {
     this.writable()
     return this.approvals.resolve(toolCallId, decision) || this.resumeSuspended(toolCallId, decision)
-  }
-
-  // --- Queues -------------------------------------------------------------
-
-  /** Queues a message that redirects the agent while it works (delivered after the current tool batch). @throws InvalidInputError for a bad message. */
-  steer(message: string | AgentMessageInput): void {
-    this.writable()
-    this.store.append({ type: 'enqueue', queue: 'steering', message: decodeMessage(message, 'Agent.steer', this.scheduler.now()) })
-  }
-
-  /** Queues a message that continues the run when it would otherwise end. @throws InvalidInputError for a bad message. */
-  followUp(message: string | AgentMessageInput): void {
-    this.writable()
-    this.store.append({ type: 'enqueue', queue: 'followUp', message: decodeMessage(message, 'Agent.followUp', this.scheduler.now()) })
-  }
-
-  /** What is queued, oldest first. */
-  get pendingSteering(): readonly AgentMessage[] {
-    return this.state.steeringQueue
-  }
-
-  get pendingFollowUps(): readonly AgentMessage[] {
-    return this.state.followUpQueue
-  }
-
-  clearSteering(): void {
-    this.writable()
-    if (this.state.steeringQueue.length > 0) this.store.append({ type: 'clearQueue', queue: 'steering' })
-  }
-
-  clearFollowUps(): void {
-    this.writable()
-    if (this.state.followUpQueue.length > 0) this.store.append({ type: 'clearQueue', queue: 'followUp' })
-  }
-
-  /**
-   * Feeds a queue from any Observable (a socket, a UI); unsubscribe to stop. A
-   * message that does not decode is reported as a `listenerError` event
-   * (listener `feed(steering)` or `feed(followUp)`) and the feed goes on; a
-   * source that errors ends the feed with a `listenerError` event (listener
-   * `steering feed` or `followUp feed`).
-   */
-  feed(queue: 'steering' | 'followUp', source: Observable<string | AgentMessageInput>): Subscription {
-    return source.subscribe({
-      next: (message) => {
-        try {
-          if (queue === 'steering') this.steer(message)
-          else this.followUp(message)
-        } catch (error) {
-          this.runs.emitOwn({ type: 'listenerError', listener: `feed(${queue})`, error: errorText(error), eventType: 'feed' })
-        }
-      },
-      error: (error: unknown) => this.runs.emitOwn({ type: 'listenerError', listener: `${queue} feed`, error: errorText(error), eventType: 'feed' }),
-    })
   }
 
   // --- Model, tools, modes ------------------------------------------------
