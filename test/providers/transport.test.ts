@@ -14,7 +14,9 @@ import { modelSpec } from '../../src/types/model.js'
 import type { AgentEvent } from '../../src/types/event.js'
 import { ProviderError } from '../../src/types/provider-error.js'
 import { httpError, parseEventJson, protocolError, truncatedError } from '../../src/providers/errors.js'
-import { streamFnOf, type ProviderSettings, type WireProtocol } from '../../src/providers/protocol.js'
+import { decodeWire, streamFnOf, WireReader, type ProviderSettings, type WireProtocol } from '../../src/providers/protocol.js'
+import { AppendingDecoder } from '../../src/providers/appending-decoder.js'
+import type { SseEvent } from '../../src/providers/sse.js'
 import { sseBody, replayServerPerTest, type ReplayServer } from './replay-server.js'
 
 const KEY = 'sk-test-secret-key-123456'
@@ -322,5 +324,34 @@ describe('WireReader', () => {
     const { message } = await run({})
     expect(message).toMatchObject({ stopReason: 'error', errorKind: 'protocol', content: [{ type: 'text', text: 'Hel' }] })
     void s
+  })
+
+  it('an appending decoder that throws mid-event: its chunks of that event are dropped, the earlier events kept', () => {
+    class Halving extends AppendingDecoder {
+      eventInto(e: SseEvent, out: ProviderChunk[]): void {
+        out.push({ type: 'textDelta', text: `${e.data}1` })
+        if (e.data === 'bad') throw protocolError('test', 'bad')
+        out.push({ type: 'textDelta', text: `${e.data}2` })
+      }
+      end(): readonly ProviderChunk[] {
+        return [{ type: 'stop', reason: 'endTurn' }]
+      }
+    }
+    const reader = new WireReader(new Halving())
+    expect(reader.push('data: a\n\ndata: bad\n\ndata: c\n\n')).toEqual([
+      { type: 'textDelta', text: 'a1' },
+      { type: 'textDelta', text: 'a2' },
+    ])
+    expect(reader.failure).toBeInstanceOf(ProviderError)
+    expect(new Halving().event({ data: 'x' })).toEqual([{ type: 'textDelta', text: 'x1' }, { type: 'textDelta', text: 'x2' }])
+    expect(decodeWire(new Halving(), ['data: a\n\n'])).toHaveLength(3)
+  })
+
+  it("a custom adapter's decoder (the public `event` shape) is read the same", () => {
+    const decoder = { event: (e: SseEvent) => [{ type: 'textDelta' as const, text: e.data }], end: () => [] }
+    expect(decodeWire(decoder, ['data: a\n\nda', 'ta: b\n\n'])).toEqual([
+      { type: 'textDelta', text: 'a' },
+      { type: 'textDelta', text: 'b' },
+    ])
   })
 })
