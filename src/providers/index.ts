@@ -8,7 +8,7 @@
  * internal; tests import them from their files.
  */
 export type { SseEvent } from './sse.js'
-export type { HttpRequest, TransportOptions, HttpErrorClassifier } from './http.js'
+export type { HttpRequest, TransportOptions, HttpErrorClassifier } from './transport.js'
 export { decodeWire, streamFnOf, type ProviderSettings, type WireDecoder, type WireProtocol } from './protocol.js'
 export { prepareMessages, type ReplayTarget } from './replay.js'
 export { catalogModel, model, ModelApi, CatalogModel, ModelCatalog, models } from './models.js'
