@@ -26,10 +26,6 @@ import { addMessageMeta, argsJson, completeBlock, metaPrefix } from './anthropic
 import { ANTHROPIC, anthropicStreamError } from './anthropic-errors.js'
 import { anthropicStopReason, noCounts, readCounts, usageDelta } from './anthropic-stop-usage.js'
 
-export { isRecord, type Json } from './json.js'
-export { ANTHROPIC, anthropicErrorKind } from './anthropic-errors.js'
-export { anthropicStopReason } from './anthropic-stop-usage.js'
-
 /** A content block being streamed, by its `index`. */
 type OpenBlock =
   | { readonly kind: 'text'; readonly citations: unknown[] }

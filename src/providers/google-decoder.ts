@@ -42,8 +42,6 @@ import { isRecord, stringOf, type Json } from './json.js'
 import { AppendingDecoder } from './appending-decoder.js'
 import type { SseEvent } from './sse.js'
 
-export { googleStopReason, googleUsage } from './google-finish-usage.js'
-
 /** What the last content block emitted is, as far as the fold's block boundaries go. */
 type LastBlock = 'none' | 'text' | 'thinking' | 'closed'
 

@@ -33,12 +33,10 @@ import { ChatScan } from './openai-chat-scan.js'
 import { AppendingDecoder } from './appending-decoder.js'
 import type { SseEvent } from './sse.js'
 import type { ProviderError } from '../types/provider-error.js'
-import { openaiCompat, type Compat } from './openai-chat-request.js'
+import { openaiCompat, type Compat } from './openai-chat-compat.js'
 import { asCount, asRecord, isRecord, stringOf, type Json } from './json.js'
 import { contentParts, firstChoice } from './openai-chat-choice.js'
 import { openaiStopReason, openaiUsage } from './openai-chat-stop-usage.js'
-
-export { openaiStopReason, openaiUsage } from './openai-chat-stop-usage.js'
 
 /** A tool call being streamed, by its `index`. */
 interface ToolSlot {

@@ -45,10 +45,6 @@ import { errorOf, openaiStopReason, openaiUsage } from './openai-responses-finis
 import { endCall, messageItemDone, reasoningItemDone, type ItemState } from './openai-responses-items.js'
 import { parallelWrapperNames } from './openai-responses-parallel.js'
 
-export { isRecord as isJsonObject, type Json } from './json.js'
-export { MESSAGE_MARKER } from './openai-responses-items.js'
-export { unwrapParallel } from './openai-responses-parallel.js'
-
 /** The provider name this adapter reports in errors and messages. */
 export const OPENAI = 'openai'
 

@@ -19,17 +19,6 @@ import type { HttpErrorClassifier } from './transport.js'
 import { openaiResponsesRequestBody, type OpenAIResponsesRequestSettings } from './openai-responses-request.js'
 
 // The decoder's `openaiUsage` / `openaiStopReason` stay internal: the chat adapter exports its own.
-export { MESSAGE_MARKER, OpenAIResponsesDecoder, unwrapParallel } from './openai-responses-decoder.js'
-export {
-  openaiResponsesRequestBody,
-  openaiResponsesInput,
-  normalizeOpenAIToolCallId,
-  splitToolCallId,
-  reasoningEffort,
-  type OpenAICustomTool,
-  type OpenAIReasoningSummary,
-  type OpenAIResponsesRequestSettings,
-} from './openai-responses-request.js'
 
 /** The default API base URL, `/v1` included. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1'
