@@ -16,8 +16,10 @@ import type { SseEvent } from './sse.js'
  */
 export abstract class AppendingDecoder implements WireDecoder {
   /**
-   * Appends `event`'s chunks to `out`. If it throws, it may have appended some of them first:
-   * the caller drops those (see `WireReader`), so an event counts whole or not at all.
+   * Appends `event`'s chunks to `out`. An event counts whole or not at all: if it throws, `out` is
+   * as it was (a decoder that appends as it goes takes back what it appended). Anthropic's and OpenAI
+   * chat's build a non-delta event's chunks apart and append them at its end; Google's and OpenAI
+   * Responses' append as they go and truncate `out` back on a throw.
    */
   abstract eventInto(event: SseEvent, out: ProviderChunk[]): void
 

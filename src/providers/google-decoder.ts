@@ -74,6 +74,17 @@ export class GoogleDecoder extends AppendingDecoder {
   }
 
   eventInto(event: SseEvent, out: ProviderChunk[]): void {
+    const mark = out.length
+    try {
+      this.decode(event, out)
+    } catch (error) {
+      // An event counts whole or not at all (see `AppendingDecoder`).
+      out.length = mark
+      throw error
+    }
+  }
+
+  private decode(event: SseEvent, out: ProviderChunk[]): void {
     if (this.failure !== undefined) throw this.failure
     const data = event.data.trim()
     // Some proxies end OpenAI-style; Gemini itself never sends it.

@@ -69,6 +69,17 @@ export class OpenAIResponsesDecoder extends AppendingDecoder {
   }
 
   eventInto(event: SseEvent, out: ProviderChunk[]): void {
+    const mark = out.length
+    try {
+      this.decode(event, out)
+    } catch (error) {
+      // An event counts whole or not at all (see `AppendingDecoder`).
+      out.length = mark
+      throw error
+    }
+  }
+
+  private decode(event: SseEvent, out: ProviderChunk[]): void {
     // Some gateways end OpenAI-style streams with a Chat Completions terminator.
     const trimmed = event.data.trim()
     if (trimmed === '[DONE]' || trimmed === '') return

@@ -78,8 +78,6 @@ export class WireReader implements SseSink {
   private failed = false
   /** Where the SSE sink puts the chunks of the network chunk being read. */
   private out: ProviderChunk[] = []
-  /** Where in `out` the event being decoded starts: a decoder that throws may have appended part of it. */
-  private mark = 0
   private readonly decoder: AppendingDecoder
   /** `sse` bounds the events buffered (default: the SSE decoder's, 16 MiB). */
   constructor(
@@ -96,7 +94,6 @@ export class WireReader implements SseSink {
 
   /** @internal The SSE decoder's sink: one event, decoded into the chunks of the network chunk being read. */
   sseEvent(event: SseEvent): void {
-    this.mark = this.out.length
     this.decoder.eventInto(event, this.out)
   }
 
@@ -104,14 +101,12 @@ export class WireReader implements SseSink {
     const out: ProviderChunk[] = []
     if (this.failed) return out
     this.out = out
-    this.mark = 0
     try {
       this.sse.push(bytes)
       if (this.sse.error !== undefined) this.fail(this.sse.error)
     } catch (error) {
-      // A decoder error thrown from the sink: the chunks of the events before it are in `out`; those
-      // of the failing event, if it appended any, are dropped.
-      out.length = this.mark
+      // A decoder error thrown from the sink: the chunks decoded before it are in `out` (none of the
+      // failing event's: see `AppendingDecoder.eventInto`).
       this.fail(error)
     }
     return out
@@ -121,17 +116,14 @@ export class WireReader implements SseSink {
     const out: ProviderChunk[] = []
     if (this.failed) return out
     this.out = out
-    this.mark = 0
     try {
       this.sse.end()
       if (this.sse.error !== undefined) {
         this.fail(this.sse.error)
         return out
       }
-      this.mark = out.length
       for (const chunk of this.decoder.end()) out.push(chunk)
     } catch (error) {
-      out.length = this.mark
       this.fail(error)
     }
     return out

@@ -16,6 +16,7 @@ import { ProviderError } from '../../src/types/provider-error.js'
 import { httpError, parseEventJson, protocolError, truncatedError } from '../../src/providers/errors.js'
 import { decodeWire, streamFnOf, WireReader, type ProviderSettings, type WireProtocol } from '../../src/providers/protocol.js'
 import { AppendingDecoder } from '../../src/providers/appending-decoder.js'
+import { GoogleDecoder } from '../../src/providers/google-decoder.js'
 import type { SseEvent } from '../../src/providers/sse.js'
 import { sseBody, replayServerPerTest, type ReplayServer } from './replay-server.js'
 
@@ -326,25 +327,30 @@ describe('WireReader', () => {
     void s
   })
 
-  it('an appending decoder that throws mid-event: its chunks of that event are dropped, the earlier events kept', () => {
-    class Halving extends AppendingDecoder {
+  it('a decoder that throws: the events before it in the network chunk are kept; an event counts whole or not at all', () => {
+    class Failing extends AppendingDecoder {
       eventInto(e: SseEvent, out: ProviderChunk[]): void {
-        out.push({ type: 'textDelta', text: `${e.data}1` })
         if (e.data === 'bad') throw protocolError('test', 'bad')
-        out.push({ type: 'textDelta', text: `${e.data}2` })
+        out.push({ type: 'textDelta', text: `${e.data}1` }, { type: 'textDelta', text: `${e.data}2` })
       }
       end(): readonly ProviderChunk[] {
         return [{ type: 'stop', reason: 'endTurn' }]
       }
     }
-    const reader = new WireReader(new Halving())
+    const reader = new WireReader(new Failing())
     expect(reader.push('data: a\n\ndata: bad\n\ndata: c\n\n')).toEqual([
       { type: 'textDelta', text: 'a1' },
       { type: 'textDelta', text: 'a2' },
     ])
     expect(reader.failure).toBeInstanceOf(ProviderError)
-    expect(new Halving().event({ data: 'x' })).toEqual([{ type: 'textDelta', text: 'x1' }, { type: 'textDelta', text: 'x2' }])
-    expect(decodeWire(new Halving(), ['data: a\n\n'])).toHaveLength(3)
+    expect(new Failing().event({ data: 'x' })).toEqual([{ type: 'textDelta', text: 'x1' }, { type: 'textDelta', text: 'x2' }])
+    expect(decodeWire(new Failing(), ['data: a\n\n'])).toHaveLength(3)
+    // Google's decoder appends as it goes: a JSON-array event whose second response is an error takes back the first's chunks.
+    const google = new GoogleDecoder('gemini-2.5-flash')
+    const out: ProviderChunk[] = [{ type: 'textDelta', text: 'before' }]
+    const event = { data: '[{"responseId":"r","candidates":[{"content":{"parts":[{"text":"hi"}]}}]},{"error":{"code":500,"message":"boom","status":"INTERNAL"}}]' }
+    expect(() => google.eventInto(event, out)).toThrow(ProviderError)
+    expect(out).toEqual([{ type: 'textDelta', text: 'before' }])
   })
 
   it("a custom adapter's decoder (the public `event` shape) is read the same", () => {
