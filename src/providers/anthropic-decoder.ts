@@ -18,17 +18,13 @@
 import type { ExtensionChunk, ProviderChunk } from '../types/chunk.js'
 import { ProviderError } from '../types/provider-error.js'
 import { parseEventJson, protocolError, truncatedError } from './errors.js'
-import type { WireDecoder } from './protocol.js'
+import { AppendingDecoder } from './appending-decoder.js'
 import type { SseEvent } from './sse.js'
 import { asCount, asRecord, isRecord, stringOf, type Json } from './json.js'
 import { scanDelta, scanned } from './anthropic-scan.js'
 import { addMessageMeta, argsJson, completeBlock, metaPrefix } from './anthropic-blocks.js'
 import { ANTHROPIC, anthropicStreamError } from './anthropic-errors.js'
 import { anthropicStopReason, noCounts, readCounts, usageDelta } from './anthropic-stop-usage.js'
-
-export { isRecord, type Json } from './json.js'
-export { ANTHROPIC, anthropicErrorKind } from './anthropic-errors.js'
-export { anthropicStopReason } from './anthropic-stop-usage.js'
 
 /** A content block being streamed, by its `index`. */
 type OpenBlock =
@@ -43,7 +39,7 @@ type OpenBlock =
  * for an `error` event, malformed JSON or an impossible event, and from
  * `end()` when `message_stop` never came.
  */
-export class AnthropicDecoder implements WireDecoder {
+export class AnthropicDecoder extends AppendingDecoder {
   private phase: 'before' | 'streaming' | 'done' = 'before'
   private startId = ''
   /** Whether anything but pings arrived since `message_start` (a repeated start is then a restart, not a duplicate). */
@@ -57,13 +53,7 @@ export class AnthropicDecoder implements WireDecoder {
   /** Message-level data without a block of its own, emitted just before `stop`. */
   private meta: ExtensionChunk[] = []
 
-  event(e: SseEvent): readonly ProviderChunk[] {
-    const out: ProviderChunk[] = []
-    this.eventInto(e, out)
-    return out
-  }
-
-  /** @internal `event`, appending to `out` (see `AppendingDecoder`): a scanned delta costs no array. */
+  /** A scanned delta costs no array (see `AppendingDecoder`). */
   eventInto(e: SseEvent, out: ProviderChunk[]): void {
     if (this.phase === 'streaming') {
       const fast = this.scannedDelta(e.data)

@@ -14,7 +14,7 @@
  */
 import type { LlmMessage } from '../types/message.js'
 import type { LlmRequest } from '../types/request.js'
-import type { Json } from './anthropic-decoder.js'
+import type { Json } from './json.js'
 import { anthropicBodyFields, anthropicCacheControl, anthropicWireMessage, type AnthropicRequestSettings } from './anthropic-request.js'
 import { replayedMessages } from './replay.js'
 import { JsonText, WirePieces } from './wire-cache.js'

@@ -11,7 +11,7 @@ import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/m
 import type { ModelSpec, ThinkingLevel } from '../types/model.js'
 import type { LlmRequest } from '../types/request.js'
 import { idSanitizer, prepareMessage, replayedMessages } from './replay.js'
-import { isRecord, type Json } from './anthropic-decoder.js'
+import { isRecord, type Json } from './json.js'
 import { metaPrefix } from './anthropic-blocks.js'
 
 /**

@@ -15,21 +15,11 @@ import type { StreamFn } from '../types/request.js'
 import type { ProviderError } from '../types/provider-error.js'
 import { excerpt, httpError, parseJsonBody } from './errors.js'
 import { WireReader, streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
-import { ANTHROPIC, AnthropicDecoder, anthropicErrorKind, isRecord } from './anthropic-decoder.js'
+import { AnthropicDecoder } from './anthropic-decoder.js'
+import { ANTHROPIC, anthropicErrorKind } from './anthropic-errors.js'
+import { isRecord } from './json.js'
 import { type AnthropicRequestSettings } from './anthropic-request.js'
 import { anthropicRequestText } from './anthropic-request-text.js'
-
-export { AnthropicDecoder, anthropicStopReason, anthropicErrorKind } from './anthropic-decoder.js'
-export { anthropicChunksFromJson, anthropicMessageFromJson } from './anthropic-from-json.js'
-export {
-  anthropicRequestBody,
-  anthropicMessages,
-  adaptiveEffort,
-  defaultThinkingBudgets,
-  normalizeAnthropicToolCallId,
-  supportsAdaptiveThinking,
-  type AnthropicThinkingMode,
-} from './anthropic-request.js'
 
 /** The API version header this adapter speaks. */
 export const ANTHROPIC_VERSION = '2023-06-01'

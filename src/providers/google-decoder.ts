@@ -39,10 +39,8 @@ import { failedReasons, googleStopReason, googleUsage, usageDelta, type Counts }
 import { StreamingCall } from './google-partial-args.js'
 import { candidateMetadata, partExtensionPrefix, partKinds } from './google-part-kinds.js'
 import { isRecord, stringOf, type Json } from './json.js'
-import type { WireDecoder } from './protocol.js'
+import { AppendingDecoder } from './appending-decoder.js'
 import type { SseEvent } from './sse.js'
-
-export { googleStopReason, googleUsage } from './google-finish-usage.js'
 
 /** What the last content block emitted is, as far as the fold's block boundaries go. */
 type LastBlock = 'none' | 'text' | 'thinking' | 'closed'
@@ -53,7 +51,7 @@ type LastBlock = 'none' | 'text' | 'thinking' | 'closed'
  * JSON, a failed finish reason, or (from `end`) a body that stopped before
  * the event carrying the finish reason.
  */
-export class GoogleDecoder implements WireDecoder {
+export class GoogleDecoder extends AppendingDecoder {
   private started = false
   private stopped = false
   /** The latest candidate with a (non-failed) finish reason: the stop is emitted at the end of the body. */
@@ -71,19 +69,30 @@ export class GoogleDecoder implements WireDecoder {
   /** Used in generated call ids when the response has no `responseId`, so ids of different responses still differ. */
   private readonly nonce = Math.random().toString(36).slice(2, 10)
 
-  constructor(private readonly modelId: string) {}
+  constructor(private readonly modelId: string) {
+    super()
+  }
 
-  event(event: SseEvent): ProviderChunk[] {
+  eventInto(event: SseEvent, out: ProviderChunk[]): void {
+    const mark = out.length
+    try {
+      this.decode(event, out)
+    } catch (error) {
+      // An event counts whole or not at all (see `AppendingDecoder`).
+      out.length = mark
+      throw error
+    }
+  }
+
+  private decode(event: SseEvent, out: ProviderChunk[]): void {
     if (this.failure !== undefined) throw this.failure
     const data = event.data.trim()
     // Some proxies end OpenAI-style; Gemini itself never sends it.
-    if (data === '' || data === '[DONE]') return []
+    if (data === '' || data === '[DONE]') return
     const json = parseEventJson(GOOGLE, data, event.event)
     // A JSON-array stream (a missing `alt=sse` behind a proxy) arrives as one array per event.
-    const responses = Array.isArray(json) ? json : [json]
-    const out: ProviderChunk[] = []
-    for (const response of responses) if (this.failure === undefined) this.response(response, out)
-    return out
+    if (!Array.isArray(json)) return this.response(json, out)
+    for (const response of json) if (this.failure === undefined) this.response(response, out)
   }
 
   end(): ProviderChunk[] {

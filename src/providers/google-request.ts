@@ -19,14 +19,6 @@ import { geminiSchema } from './google-schema.js'
 import { googleThinkingConfig, isGemini3, sameGeminiModel, stripModels, type GoogleThinkingParameter } from './google-thinking.js'
 import { isRecord, type Json } from './json.js'
 
-export {
-  defaultGoogleThinkingBudgets,
-  googleThinkingConfig,
-  isGemini3,
-  sameGeminiModel,
-  type GoogleThinkingParameter,
-} from './google-thinking.js'
-
 /**
  * How tool parameters are sent. `openapi` (default): converted to the
  * OpenAPI subset of `parameters`, which every Gemini model takes (keywords
@@ -56,7 +48,6 @@ export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator'
 
 /** Tool-call ids as sent back: Gemini's own are short and plain; others are made so (`[a-zA-Z0-9_-]`, at most 64). */
 export const normalizeGoogleToolCallId = idSanitizer(/a-zA-Z0-9_-/, 64)
-
 
 // ---------------------------------------------------------------------------
 // Tools

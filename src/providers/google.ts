@@ -20,25 +20,6 @@ import { GoogleDecoder } from './google-decoder.js'
 import { GOOGLE, googleErrorFromBody } from './google-errors.js'
 import { googleRequestBody, type GoogleRequestSettings } from './google-request.js'
 
-export { GoogleDecoder, googleStopReason, googleUsage } from './google-decoder.js'
-export { GOOGLE, googleErrorFromBody, googleErrorKind, readGoogleError, type GoogleErrorInfo } from './google-errors.js'
-export { parseGoogleJsonPath } from './google-partial-args.js'
-export { geminiSchema } from './google-schema.js'
-export {
-  googleRequestBody,
-  googleContents,
-  googleThinkingConfig,
-  isGemini3,
-  sameGeminiModel,
-  normalizeGoogleToolCallId,
-  defaultGoogleThinkingBudgets,
-  SKIP_THOUGHT_SIGNATURE,
-  type GoogleRequestSettings,
-  type GoogleThinkingParameter,
-  type GoogleSchemaMode,
-  type GoogleSafetySetting,
-} from './google-request.js'
-
 /** The default API base, up to and including the version. */
 export const GOOGLE_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta'
 

@@ -17,10 +17,8 @@ import { ProviderError } from '../types/provider-error.js'
 import { networkError, notEventStreamError } from './errors.js'
 import { headersOf, postOverNode, readNodeStart } from './node-http.js'
 import { fetchFor, transportDefaults, type HttpErrorClassifier, type HttpRequest, type TransportOptions } from './transport.js'
+import { readStart } from './fetch-read.js'
 import { resident, unused } from '../rx/resident.js'
-
-export type { HttpErrorClassifier, HttpRequest, TransportOptions } from './transport.js'
-export { transportDefaults } from './transport.js'
 
 /** The most of an error body read to classify it; the rest is not read. */
 const maxErrorBodyChars = 256 * 1024
@@ -29,29 +27,6 @@ const quotedChars = 200
 
 /** Whether a `content-type` names an event stream (a missing one is given the benefit of the doubt). */
 const isEventStream = (type: string | null): boolean => type === null || type.split(';')[0]!.trim().toLowerCase() === 'text/event-stream'
-
-/**
- * Up to `max` characters of a body, then stops reading (the rest may never
- * end). A read that fails ends it with what was read so far: the caller only
- * quotes the body, and its status already says what went wrong.
- */
-async function readStart(body: ReadableStream<Uint8Array>, max: number): Promise<string> {
-  const reader = body.getReader()
-  const decoder = new TextDecoder()
-  let text = ''
-  try {
-    while (text.length < max) {
-      const { done, value } = await reader.read()
-      if (done) return text + decoder.decode()
-      text += decoder.decode(value, { stream: true })
-    }
-    return text.slice(0, max)
-  } catch {
-    return text.slice(0, max)
-  } finally {
-    void reader.cancel().catch(() => undefined)
-  }
-}
 
 /**
  * POSTs `request` (its body already JSON text) and emits the response body's

@@ -8,7 +8,7 @@
  * internal; tests import them from their files.
  */
 export type { SseEvent } from './sse.js'
-export type { HttpRequest, TransportOptions, HttpErrorClassifier } from './http.js'
+export type { HttpRequest, TransportOptions, HttpErrorClassifier } from './transport.js'
 export { decodeWire, streamFnOf, type ProviderSettings, type WireDecoder, type WireProtocol } from './protocol.js'
 export { prepareMessages, type ReplayTarget } from './replay.js'
 export { catalogModel, model, ModelApi, CatalogModel, ModelCatalog, models } from './models.js'
@@ -21,13 +21,10 @@ export type {
   OpenAIResponsesRequestSettings,
 } from './openai-responses-request.js'
 export { openaiChat, type OpenAIChatSettings } from './openai-chat.js'
-export type { Compat, OpenAIChatRequestSettings, ReasoningEffort } from './openai-chat-request.js'
+export type { OpenAIChatRequestSettings } from './openai-chat-request.js'
+export type { Compat, ReasoningEffort } from './openai-chat-compat.js'
 export { compatFor, openaiCompatible, type CompatServer, type OpenAICompatibleSettings } from './openai-compatible.js'
 export { google, type GoogleSettings } from './google.js'
-export type {
-  GoogleRequestSettings,
-  GoogleThinkingParameter,
-  GoogleSchemaMode,
-  GoogleSafetySetting,
-} from './google-request.js'
+export type { GoogleRequestSettings, GoogleSchemaMode, GoogleSafetySetting } from './google-request.js'
+export type { GoogleThinkingParameter } from './google-thinking.js'
 export { providers, type RouteSettings } from './route.js'

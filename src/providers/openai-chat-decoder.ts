@@ -30,15 +30,13 @@ import type { ProviderChunk } from '../types/chunk.js'
 import { parseEventJson, protocolError, streamError, truncatedError } from './errors.js'
 import { openaiStreamError } from './openai-errors.js'
 import { ChatScan } from './openai-chat-scan.js'
-import type { WireDecoder } from './protocol.js'
+import { AppendingDecoder } from './appending-decoder.js'
 import type { SseEvent } from './sse.js'
 import type { ProviderError } from '../types/provider-error.js'
-import { openaiCompat, type Compat } from './openai-chat-request.js'
+import { openaiCompat, type Compat } from './openai-chat-compat.js'
 import { asCount, asRecord, isRecord, stringOf, type Json } from './json.js'
 import { contentParts, firstChoice } from './openai-chat-choice.js'
 import { openaiStopReason, openaiUsage } from './openai-chat-stop-usage.js'
-
-export { openaiStopReason, openaiUsage } from './openai-chat-stop-usage.js'
 
 /** A tool call being streamed, by its `index`. */
 interface ToolSlot {
@@ -55,7 +53,7 @@ interface ToolSlot {
  * `ProviderError` for an error payload or malformed JSON, and from `end()`
  * when the body ended before a `finish_reason` or `[DONE]`.
  */
-export class OpenAIChatDecoder implements WireDecoder {
+export class OpenAIChatDecoder extends AppendingDecoder {
   private started = false
   private done = false
   private finishReason: string | undefined
@@ -74,15 +72,11 @@ export class OpenAIChatDecoder implements WireDecoder {
   constructor(
     private readonly provider: string = 'openai',
     private readonly compat: Compat = openaiCompat,
-  ) {}
-
-  event(e: SseEvent): readonly ProviderChunk[] {
-    const out: ProviderChunk[] = []
-    this.eventInto(e, out)
-    return out
+  ) {
+    super()
   }
 
-  /** @internal `event`, appending to `out` (see `AppendingDecoder`): a scanned delta costs no array. */
+  /** A scanned delta costs no array (see `AppendingDecoder`). */
   eventInto(e: SseEvent, out: ProviderChunk[]): void {
     if (this.started && !this.done && e.event === undefined) {
       const fast = this.scanned(e.data)

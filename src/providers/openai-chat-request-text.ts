@@ -12,13 +12,12 @@ import {
   openaiChatBodyTail,
   openaiSystemMessage,
   openaiWirePart,
-  toolCallIdNormalizer,
   toolImagesIntro,
   toolResultsAcknowledged,
-  type Compat,
   type OpenAIChatRequestSettings,
   type OpenAIWirePart,
 } from './openai-chat-request.js'
+import { toolCallIdNormalizer, type Compat } from './openai-chat-compat.js'
 import { replayedMessages } from './replay.js'
 import { JsonText, WirePieces } from './wire-cache.js'
 

@@ -11,16 +11,12 @@
 import type { ImageContent, UserContent } from '../types/content.js'
 import { isRecord, type Json } from './json.js'
 
-export { isRecord, type Json } from './json.js'
 import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import type { LlmRequest } from '../types/request.js'
 import { prepareMessage, replayedMessages } from './replay.js'
 import { openaiCompat, toolCallIdNormalizer, type Compat } from './openai-chat-compat.js'
 import { isOpenAIReasoningModel, thinkingParams } from './openai-chat-thinking.js'
-
-export { alphanumeric9ToolCallId, openaiCompat, toolCallIdNormalizer, type Compat, type ReasoningEffort } from './openai-chat-compat.js'
-export { isOpenAIReasoningModel, reasoningEffortFor } from './openai-chat-thinking.js'
 
 /** What the request body depends on besides the request and the compat row. */
 export interface OpenAIChatRequestSettings {

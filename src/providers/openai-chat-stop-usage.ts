@@ -3,7 +3,7 @@
  * reason of a `finish_reason`, and the token counts of a usage report.
  */
 import type { ChunkStopReason, UsageChunk } from '../types/chunk.js'
-import { openaiCompat, type Compat } from './openai-chat-request.js'
+import { openaiCompat, type Compat } from './openai-chat-compat.js'
 import { asCount, asRecord, type Json } from './json.js'
 
 /** `finish_reason` → chunk stop reason. `function_call` is the legacy name of `tool_calls`. */

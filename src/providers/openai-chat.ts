@@ -17,24 +17,9 @@ import { WireReader, streamFnOf, type ProviderSettings, type WireProtocol } from
 import { ProviderError } from '../types/provider-error.js'
 import { OpenAIChatDecoder } from './openai-chat-decoder.js'
 import { openaiHttpErrorClassifier } from './openai-errors.js'
-import { openaiCompat, type Compat, type OpenAIChatRequestSettings } from './openai-chat-request.js'
+import type { OpenAIChatRequestSettings } from './openai-chat-request.js'
+import { openaiCompat, type Compat } from './openai-chat-compat.js'
 import { openaiChatRequestText } from './openai-chat-request-text.js'
-
-export { OpenAIChatDecoder, openaiStopReason, openaiUsage } from './openai-chat-decoder.js'
-export { openaiErrorClass, openaiHttpErrorClassifier, openaiStreamError } from './openai-errors.js'
-export {
-  alphanumeric9ToolCallId,
-  isOpenAIReasoningModel,
-  openaiChatMessages,
-  openaiChatRequestBody,
-  openaiCompat,
-  reasoningEffortFor,
-  sameModelId,
-  toolCallIdNormalizer,
-  type Compat,
-  type OpenAIChatRequestSettings,
-  type ReasoningEffort,
-} from './openai-chat-request.js'
 
 /** The provider name of api.openai.com. */
 export const OPENAI = 'openai'

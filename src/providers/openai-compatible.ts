@@ -13,9 +13,7 @@
 import type { StreamFn } from '../types/request.js'
 import { streamFnOf, type WireProtocol } from './protocol.js'
 import { openaiChatProtocolFor, type OpenAIChatSettings } from './openai-chat.js'
-import { openaiCompat, type Compat } from './openai-chat-request.js'
-
-export type { Compat } from './openai-chat-request.js'
+import { openaiCompat, type Compat } from './openai-chat-compat.js'
 
 /** The servers with a built-in compat row. `generic` assumes only the common core of the dialect. */
 export type CompatServer =

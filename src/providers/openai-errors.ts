@@ -5,7 +5,7 @@
  */
 import { ProviderError, type ProviderErrorKind } from '../types/provider-error.js'
 import { excerpt, httpError, kindOfStatus, parseJsonBody, streamError } from './errors.js'
-import type { HttpErrorClassifier } from './http.js'
+import type { HttpErrorClassifier } from './transport.js'
 import { isRecord } from './json.js'
 
 /** How an error code classifies, when the code says more than the status. */

@@ -37,7 +37,7 @@ import type { ProviderChunk } from '../types/chunk.js'
 import type { LlmRequest } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
 import { parseEventJson, protocolError, truncatedError } from './errors.js'
-import type { WireDecoder } from './protocol.js'
+import { AppendingDecoder } from './appending-decoder.js'
 import type { SseEvent } from './sse.js'
 import { openaiStreamError } from './openai-errors.js'
 import { asCount, asRecord, countAt, isRecord, stringAt, stringOf, type Json } from './json.js'
@@ -45,15 +45,11 @@ import { errorOf, openaiStopReason, openaiUsage } from './openai-responses-finis
 import { endCall, messageItemDone, reasoningItemDone, type ItemState } from './openai-responses-items.js'
 import { parallelWrapperNames } from './openai-responses-parallel.js'
 
-export { isRecord as isJsonObject, type Json } from './json.js'
-export { MESSAGE_MARKER } from './openai-responses-items.js'
-export { unwrapParallel } from './openai-responses-parallel.js'
-
 /** The provider name this adapter reports in errors and messages. */
 export const OPENAI = 'openai'
 
 /** The stateful decoder of one streamed response. */
-export class OpenAIResponsesDecoder implements WireDecoder {
+export class OpenAIResponsesDecoder extends AppendingDecoder {
   private started = false
   private responseId: string | undefined
   private done = false
@@ -68,25 +64,36 @@ export class OpenAIResponsesDecoder implements WireDecoder {
   private readonly ownTools: ReadonlySet<string>
 
   constructor(request?: Pick<LlmRequest, 'tools'>) {
+    super()
     this.ownTools = new Set((request?.tools ?? []).map((t) => t.name))
   }
 
-  event(event: SseEvent): ProviderChunk[] {
+  eventInto(event: SseEvent, out: ProviderChunk[]): void {
+    const mark = out.length
+    try {
+      this.decode(event, out)
+    } catch (error) {
+      // An event counts whole or not at all (see `AppendingDecoder`).
+      out.length = mark
+      throw error
+    }
+  }
+
+  private decode(event: SseEvent, out: ProviderChunk[]): void {
     // Some gateways end OpenAI-style streams with a Chat Completions terminator.
-    if (event.data.trim() === '[DONE]' || event.data.trim() === '') return []
+    const trimmed = event.data.trim()
+    if (trimmed === '[DONE]' || trimmed === '') return
     const json = parseEventJson(OPENAI, event.data, event.event)
     if (!isRecord(json)) throw protocolError(OPENAI, `an event is not a JSON object: ${event.data.slice(0, 80)}`)
     // The response is over; anything after its terminal event is noise.
-    if (this.done) return []
+    if (this.done) return
     const type = stringOf(json?.['type']) ?? event.event
     if (type === 'error') {
       const e = errorOf(json)
       throw openaiStreamError(OPENAI, e.code, e.message)
     }
-    const out: ProviderChunk[] = []
     if (type === 'response.created' || type === 'response.in_progress' || type === 'response.queued') {
-      this.start(out, asRecord(json?.['response']), type === 'response.created')
-      return out
+      return this.start(out, asRecord(json?.['response']), type === 'response.created')
     }
     this.start(out, undefined, false)
     switch (type) {
@@ -140,7 +147,6 @@ export class OpenAIResponsesDecoder implements WireDecoder {
         // already in the finished item) carry nothing the message needs.
         break
     }
-    return out
   }
 
   end(): ProviderChunk[] {

@@ -21,7 +21,8 @@ import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/m
 import type { ModelSpec, ThinkingLevel } from '../types/model.js'
 import type { LlmRequest } from '../types/request.js'
 import { idSanitizer, isSameModel, prepareMessages, shortHash, type ReplayTarget } from './replay.js'
-import { isJsonObject, MESSAGE_MARKER, type Json } from './openai-responses-decoder.js'
+import { isRecord as isJsonObject, type Json } from './json.js'
+import { MESSAGE_MARKER } from './openai-responses-items.js'
 
 /** A free-form tool: its input is plain text, constrained by an optional grammar. */
 export interface OpenAICustomTool {

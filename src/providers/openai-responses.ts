@@ -15,21 +15,10 @@ import type { StreamFn } from '../types/request.js'
 import { WireReader, streamFnOf, type ProviderSettings, type WireProtocol } from './protocol.js'
 import { OPENAI, OpenAIResponsesDecoder } from './openai-responses-decoder.js'
 import { openaiHttpErrorClassifier } from './openai-errors.js'
-import type { HttpErrorClassifier } from './http.js'
+import type { HttpErrorClassifier } from './transport.js'
 import { openaiResponsesRequestBody, type OpenAIResponsesRequestSettings } from './openai-responses-request.js'
 
 // The decoder's `openaiUsage` / `openaiStopReason` stay internal: the chat adapter exports its own.
-export { MESSAGE_MARKER, OpenAIResponsesDecoder, unwrapParallel } from './openai-responses-decoder.js'
-export {
-  openaiResponsesRequestBody,
-  openaiResponsesInput,
-  normalizeOpenAIToolCallId,
-  splitToolCallId,
-  reasoningEffort,
-  type OpenAICustomTool,
-  type OpenAIReasoningSummary,
-  type OpenAIResponsesRequestSettings,
-} from './openai-responses-request.js'
 
 /** The default API base URL, `/v1` included. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1'

@@ -10,7 +10,7 @@
  * output, and scanning every delta would put work on the per-delta path.
  */
 import { ProviderError } from '../types/provider-error.js'
-import type { HttpRequest } from './http.js'
+import type { HttpRequest } from './transport.js'
 
 /** What a secret is replaced with. */
 export const REDACTED = '[redacted]'

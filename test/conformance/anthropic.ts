@@ -14,7 +14,9 @@
  */
 import { basename } from 'node:path'
 import { foldChunks, splitBytes } from '../../marbles/fold-chunks.js'
-import { AnthropicDecoder, anthropicMessageFromJson, anthropicRequestBody } from '../../src/providers/anthropic.js'
+import { AnthropicDecoder } from '../../src/providers/anthropic-decoder.js'
+import { anthropicMessageFromJson } from '../../src/providers/anthropic-from-json.js'
+import { anthropicRequestBody } from '../../src/providers/anthropic-request.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import type { AssistantContent, UserContent } from '../../src/types/content.js'
@@ -27,8 +29,6 @@ import { arr, expectSame, isObj, Mismatch, obj, same, str, type Json } from './c
 import type { ConformanceSuite, FileVerdict } from './types.js'
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined)
-
-
 
 const stopOf: Record<string, StopReason> = {
   end_turn: 'stop',

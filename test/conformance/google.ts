@@ -17,7 +17,9 @@
  */
 import { basename } from 'node:path'
 import { foldChunks, splitBytes } from '../../marbles/fold-chunks.js'
-import { GoogleDecoder, googleErrorFromBody, googleRequestBody } from '../../src/providers/google.js'
+import { GoogleDecoder } from '../../src/providers/google-decoder.js'
+import { googleErrorFromBody } from '../../src/providers/google-errors.js'
+import { googleRequestBody } from '../../src/providers/google-request.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import { extractText } from '../../src/types/content.js'
@@ -29,8 +31,6 @@ import { arr, expectSame, isObj, Mismatch, obj, str, type Json } from './check.j
 import type { ConformanceSuite, FileVerdict } from './types.js'
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0)
-
-
 
 const rates: CostRates = { input: 1.25, output: 10, cacheRead: 0.31, cacheWrite: 0 }
 

@@ -14,7 +14,7 @@ import { modelSpec } from '../../src/types/model.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import { OpenAIChatDecoder } from '../../src/providers/openai-chat-decoder.js'
-import { openaiCompat, type Compat } from '../../src/providers/openai-chat-request.js'
+import { openaiCompat, type Compat } from '../../src/providers/openai-chat-compat.js'
 import { splitBytes } from '../../marbles/fold-chunks.js'
 import type { ConformanceSuite, FileVerdict } from './types.js'
 

@@ -11,17 +11,10 @@ import { firstValueFrom, from, lastValueFrom, toArray } from 'rxjs'
 import { accumulateMessage } from '../../operators/accumulate-message.js'
 import { agentLoop } from '../../src/loop/agent-loop.js'
 import { transcriptFromEvents } from '../../src/loop/transcript.js'
-import {
-  adaptiveEffort,
-  anthropic,
-  AnthropicDecoder,
-  anthropicMessageFromJson,
-  anthropicProtocol,
-  anthropicRequestBody,
-  normalizeAnthropicToolCallId,
-  supportsAdaptiveThinking,
-  type AnthropicSettings,
-} from '../../src/providers/anthropic.js'
+import { anthropic, anthropicProtocol, type AnthropicSettings } from '../../src/providers/anthropic.js'
+import { adaptiveEffort, anthropicRequestBody, normalizeAnthropicToolCallId, supportsAdaptiveThinking } from '../../src/providers/anthropic-request.js'
+import { AnthropicDecoder } from '../../src/providers/anthropic-decoder.js'
+import { anthropicMessageFromJson } from '../../src/providers/anthropic-from-json.js'
 import { decodeWire } from '../../src/providers/protocol.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import { imageBase64, imageUrl, text, type AssistantContent } from '../../src/types/content.js'

@@ -11,18 +11,12 @@ import { firstValueFrom, lastValueFrom, toArray } from 'rxjs'
 import { foldChunks } from '../../marbles/fold-chunks.js'
 import { agentLoop } from '../../src/loop/agent-loop.js'
 import { transcriptFromEvents } from '../../src/loop/transcript.js'
-import {
-  google,
-  googleErrorFromBody,
-  googleProtocol,
-  googleRequestBody,
-  googleThinkingConfig,
-  geminiSchema,
-  sameGeminiModel,
-  GoogleDecoder,
-  SKIP_THOUGHT_SIGNATURE,
-  type GoogleSettings,
-} from '../../src/providers/google.js'
+import { google, googleProtocol, type GoogleSettings } from '../../src/providers/google.js'
+import { googleErrorFromBody } from '../../src/providers/google-errors.js'
+import { googleRequestBody, SKIP_THOUGHT_SIGNATURE } from '../../src/providers/google-request.js'
+import { googleThinkingConfig, sameGeminiModel } from '../../src/providers/google-thinking.js'
+import { geminiSchema } from '../../src/providers/google-schema.js'
+import { GoogleDecoder } from '../../src/providers/google-decoder.js'
 import { decodeWire, WireReader } from '../../src/providers/protocol.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import { imageBase64, imageUrl, text } from '../../src/types/content.js'
@@ -785,7 +779,7 @@ describe('google: over HTTP', () => {
 
 describe('google: structured output', () => {
   it('a responseFormat asks for JSON with the schema as responseJsonSchema', async () => {
-    const { googleRequestBody } = await import('../../src/providers/google.js')
+    const { googleRequestBody } = await import('../../src/providers/google-request.js')
     const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
     const body = googleRequestBody(
       { model: { provider: 'google', modelId: 'gemini-2.5-flash', thinkingLevel: 'off' }, systemPrompt: '', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 0 }], tools: [], options: { responseFormat: { name: 'respond', schema } } },

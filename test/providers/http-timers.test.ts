@@ -2,7 +2,8 @@
 // says which limit passed, and a call that finishes sets one timer, not one per limit.
 import { describe, expect, it } from 'vitest'
 import { asyncScheduler, lastValueFrom, toArray, type SchedulerLike } from 'rxjs'
-import { httpBody, type TransportOptions } from '../../src/providers/http.js'
+import { httpBody } from '../../src/providers/http.js'
+import type { TransportOptions } from '../../src/providers/transport.js'
 import { ProviderError } from '../../src/types/provider-error.js'
 
 const request = { url: 'http://127.0.0.1:1/stream', headers: {}, body: '{}' }

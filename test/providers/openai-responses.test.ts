@@ -13,17 +13,10 @@ import { accumulateMessage } from '../../operators/accumulate-message.js'
 import { agentLoop } from '../../src/loop/agent-loop.js'
 import { transcriptFromEvents } from '../../src/loop/transcript.js'
 import { decodeWire, WireReader } from '../../src/providers/protocol.js'
-import {
-  MESSAGE_MARKER,
-  OPENAI_BASE_URL,
-  OpenAIResponsesDecoder,
-  normalizeOpenAIToolCallId,
-  openaiHttpError,
-  openaiResponses,
-  openaiResponsesProtocol,
-  openaiResponsesRequestBody,
-  type OpenAIResponsesSettings,
-} from '../../src/providers/openai-responses.js'
+import { OPENAI_BASE_URL, openaiHttpError, openaiResponses, openaiResponsesProtocol, type OpenAIResponsesSettings } from '../../src/providers/openai-responses.js'
+import { MESSAGE_MARKER } from '../../src/providers/openai-responses-items.js'
+import { OpenAIResponsesDecoder } from '../../src/providers/openai-responses-decoder.js'
+import { normalizeOpenAIToolCallId, openaiResponsesRequestBody } from '../../src/providers/openai-responses-request.js'
 import { defineTool } from '../../src/tools/define-tool.js'
 import type { ProviderChunk } from '../../src/types/chunk.js'
 import type { AssistantContent } from '../../src/types/content.js'

@@ -14,7 +14,10 @@ import { modelSpec } from '../../src/types/model.js'
 import type { AgentEvent } from '../../src/types/event.js'
 import { ProviderError } from '../../src/types/provider-error.js'
 import { httpError, parseEventJson, protocolError, truncatedError } from '../../src/providers/errors.js'
-import { streamFnOf, type ProviderSettings, type WireProtocol } from '../../src/providers/protocol.js'
+import { decodeWire, streamFnOf, WireReader, type ProviderSettings, type WireProtocol } from '../../src/providers/protocol.js'
+import { AppendingDecoder } from '../../src/providers/appending-decoder.js'
+import { GoogleDecoder } from '../../src/providers/google-decoder.js'
+import type { SseEvent } from '../../src/providers/sse.js'
 import { sseBody, replayServerPerTest, type ReplayServer } from './replay-server.js'
 
 const KEY = 'sk-test-secret-key-123456'
@@ -322,5 +325,39 @@ describe('WireReader', () => {
     const { message } = await run({})
     expect(message).toMatchObject({ stopReason: 'error', errorKind: 'protocol', content: [{ type: 'text', text: 'Hel' }] })
     void s
+  })
+
+  it('a decoder that throws: the events before it in the network chunk are kept; an event counts whole or not at all', () => {
+    class Failing extends AppendingDecoder {
+      eventInto(e: SseEvent, out: ProviderChunk[]): void {
+        if (e.data === 'bad') throw protocolError('test', 'bad')
+        out.push({ type: 'textDelta', text: `${e.data}1` }, { type: 'textDelta', text: `${e.data}2` })
+      }
+      end(): readonly ProviderChunk[] {
+        return [{ type: 'stop', reason: 'endTurn' }]
+      }
+    }
+    const reader = new WireReader(new Failing())
+    expect(reader.push('data: a\n\ndata: bad\n\ndata: c\n\n')).toEqual([
+      { type: 'textDelta', text: 'a1' },
+      { type: 'textDelta', text: 'a2' },
+    ])
+    expect(reader.failure).toBeInstanceOf(ProviderError)
+    expect(new Failing().event({ data: 'x' })).toEqual([{ type: 'textDelta', text: 'x1' }, { type: 'textDelta', text: 'x2' }])
+    expect(decodeWire(new Failing(), ['data: a\n\n'])).toHaveLength(3)
+    // Google's decoder appends as it goes: a JSON-array event whose second response is an error takes back the first's chunks.
+    const google = new GoogleDecoder('gemini-2.5-flash')
+    const out: ProviderChunk[] = [{ type: 'textDelta', text: 'before' }]
+    const event = { data: '[{"responseId":"r","candidates":[{"content":{"parts":[{"text":"hi"}]}}]},{"error":{"code":500,"message":"boom","status":"INTERNAL"}}]' }
+    expect(() => google.eventInto(event, out)).toThrow(ProviderError)
+    expect(out).toEqual([{ type: 'textDelta', text: 'before' }])
+  })
+
+  it("a custom adapter's decoder (the public `event` shape) is read the same", () => {
+    const decoder = { event: (e: SseEvent) => [{ type: 'textDelta' as const, text: e.data }], end: () => [] }
+    expect(decodeWire(decoder, ['data: a\n\nda', 'ta: b\n\n'])).toEqual([
+      { type: 'textDelta', text: 'a' },
+      { type: 'textDelta', text: 'b' },
+    ])
   })
 })
