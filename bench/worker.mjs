@@ -146,11 +146,14 @@ async function measured() {
 }
 
 // COLD: the first run of a fresh process, nothing before it. Otherwise one warm-up phase: the
-// scenario repeated until V8 has had half a second to optimize the hot paths (at least once),
-// for every runtime alike.
+// scenario repeated until V8 has had WARM_MS to optimize the hot paths (at least once), for every
+// runtime alike. (500 ms until 2026-11-29: the suite took 661 s on a slow 2-core host, over its
+// ten minutes; a short run is repeated dozens of times in 400 ms, and a run longer than that
+// is warmed by one run either way.)
+const WARM_MS = 400
 let warmups = 0
 const warmStart = performance.now()
-while (!cold && (warmups === 0 || (performance.now() - warmStart < (smoke ? 0 : 500) && warmups < 50))) {
+while (!cold && (warmups === 0 || (performance.now() - warmStart < (smoke ? 0 : WARM_MS) && warmups < 50))) {
   await timed(warmSize)
   warmups++
 }
