@@ -212,3 +212,9 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
 // every event passes through).
 resident(new RunOutput(unused))
 resident(NEVER.subscribe({ next: () => undefined }))
+// And the app's own observer, an object literal `{ next, error, complete }`: its map too is
+// reached by weak transitions, and `Observable.subscribe` is optimized for it. Measured (TOOLS
+// 200, a full GC before each of 12 runs, --trace-deopt, 4 processes each): that code thrown
+// away for it before one of runs 2–11 in every process, now in none; its TurboFan compile time
+// over those runs (3 more processes each) 4–133 ms, now 0.
+resident({ next: () => undefined, error: () => undefined, complete: () => undefined })
