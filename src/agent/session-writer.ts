@@ -6,8 +6,8 @@
  * chunk of one stream record, so a message of 10,000 deltas is a few
  * records, not 10,000 rows.
  *
- * The per-delta path is a type test and a string concatenation: no record,
- * no Promise, no clock read. A batch with a log entry is sent from a
+ * The per-delta path is a type test and a push of the text onto the
+ * delta's pieces: no record, no Promise, no clock read. A batch with a log entry is sent from a
  * microtask (what a synchronous burst logs goes in one append); a batch of
  * stream chunks alone lingers on the scheduler first — at least
  * {@link STREAM_LINGER_MS}, and {@link LINGER_PER_APPEND} times as long as
@@ -69,9 +69,15 @@ export class SessionWriter {
   private batch: TimedRecord[] = []
   /** The chunks of the stream record being filled (in `batch`), if any. */
   private chunks: ProviderChunk[] | undefined
-  /** The delta being merged: its type, text and (for arguments) tool call id. */
+  /** The delta being merged: its type, its pieces of text and (for arguments) tool call id. */
   private deltaType: DeltaType | undefined
-  private deltaText = ''
+  /**
+   * Joined once, when the delta ends, rather than `+=` per delta: each `+=` made a cons string holding the
+   * previous one, a chain that lived until the batch was sent and survived the young generation's GCs on the
+   * way. DURABLE TEXT 100k with the memory store (bench/worker.mjs, 5 runs each, 7 alternating rounds, medians
+   * of the rounds' medians): GC 22.8 -> 9.3 ms a run (the plain Agent's 6.8), CPU 310 -> 282 ms (plain 279).
+   */
+  private deltaParts: string[] = []
   private deltaId = ''
   /** The log's length as far as entries reached this writer. */
   private logged: number
@@ -132,7 +138,7 @@ export class SessionWriter {
     const type = chunk.type
     if (type === 'textDelta' || type === 'thinkingDelta') {
       if (this.deltaType === type) {
-        this.deltaText += chunk.text
+        this.deltaParts.push(chunk.text)
         return
       }
       this.openDelta(type, chunk.text, '')
@@ -140,7 +146,7 @@ export class SessionWriter {
     }
     if (type === 'toolUseArgsDelta') {
       if (this.deltaType === type && this.deltaId === chunk.id) {
-        this.deltaText += chunk.fragment
+        this.deltaParts.push(chunk.fragment)
         return
       }
       this.openDelta(type, chunk.fragment, chunk.id)
@@ -178,7 +184,7 @@ export class SessionWriter {
     this.endDelta()
     this.streamChunks()
     this.deltaType = type
-    this.deltaText = text
+    this.deltaParts = [text]
     this.deltaId = id
   }
 
@@ -188,9 +194,10 @@ export class SessionWriter {
     if (type === undefined) return
     this.deltaType = undefined
     const chunks = this.streamChunks()
-    if (type === 'toolUseArgsDelta') chunks.push({ type, id: this.deltaId, fragment: this.deltaText })
-    else chunks.push({ type, text: this.deltaText })
-    this.deltaText = ''
+    const text = this.deltaParts.join('')
+    this.deltaParts = []
+    if (type === 'toolUseArgsDelta') chunks.push({ type, id: this.deltaId, fragment: text })
+    else chunks.push({ type, text })
   }
 
   private endStream(): void {
@@ -267,6 +274,7 @@ export class SessionWriter {
     this.batch = []
     this.chunks = undefined
     this.deltaType = undefined
+    this.deltaParts = []
     this.lingering?.unsubscribe()
     this.lingering = undefined
     const waiters = this.waiters
