@@ -33,6 +33,26 @@ export abstract class AppendingDecoder implements WireDecoder {
   }
 }
 
+/**
+ * @internal An `AppendingDecoder` that appends as it goes (Google's, OpenAI Responses'): `decode`
+ * appends an event's chunks one by one, and `eventInto` cuts `out` back to where it was when
+ * `decode` throws part-way, so that the event counts whole or not at all.
+ */
+export abstract class RollbackDecoder extends AppendingDecoder {
+  /** Appends `event`'s chunks to `out` as it reads them; may throw after appending some. */
+  protected abstract decode(event: SseEvent, out: ProviderChunk[]): void
+
+  eventInto(event: SseEvent, out: ProviderChunk[]): void {
+    const mark = out.length
+    try {
+      this.decode(event, out)
+    } catch (error) {
+      out.length = mark
+      throw error
+    }
+  }
+}
+
 /** A custom adapter's decoder, seen as an `AppendingDecoder`. */
 class EventDecoder extends AppendingDecoder {
   constructor(private readonly decoder: WireDecoder) {

@@ -39,7 +39,7 @@ import { failedReasons, googleStopReason, googleUsage, usageDelta, type Counts }
 import { StreamingCall } from './google-partial-args.js'
 import { candidateMetadata, partExtensionPrefix, partKinds } from './google-part-kinds.js'
 import { isRecord, stringOf, type Json } from './json.js'
-import { AppendingDecoder } from './appending-decoder.js'
+import { RollbackDecoder } from './appending-decoder.js'
 import type { SseEvent } from './sse.js'
 
 /** What the last content block emitted is, as far as the fold's block boundaries go. */
@@ -51,7 +51,7 @@ type LastBlock = 'none' | 'text' | 'thinking' | 'closed'
  * JSON, a failed finish reason, or (from `end`) a body that stopped before
  * the event carrying the finish reason.
  */
-export class GoogleDecoder extends AppendingDecoder {
+export class GoogleDecoder extends RollbackDecoder {
   private started = false
   private stopped = false
   /** The latest candidate with a (non-failed) finish reason: the stop is emitted at the end of the body. */
@@ -73,18 +73,7 @@ export class GoogleDecoder extends AppendingDecoder {
     super()
   }
 
-  eventInto(event: SseEvent, out: ProviderChunk[]): void {
-    const mark = out.length
-    try {
-      this.decode(event, out)
-    } catch (error) {
-      // An event counts whole or not at all (see `AppendingDecoder`).
-      out.length = mark
-      throw error
-    }
-  }
-
-  private decode(event: SseEvent, out: ProviderChunk[]): void {
+  protected decode(event: SseEvent, out: ProviderChunk[]): void {
     if (this.failure !== undefined) throw this.failure
     const data = event.data.trim()
     // Some proxies end OpenAI-style; Gemini itself never sends it.

@@ -37,7 +37,7 @@ import type { ProviderChunk } from '../types/chunk.js'
 import type { LlmRequest } from '../types/request.js'
 import { ProviderError } from '../types/provider-error.js'
 import { parseEventJson, protocolError, truncatedError } from './errors.js'
-import { AppendingDecoder } from './appending-decoder.js'
+import { RollbackDecoder } from './appending-decoder.js'
 import type { SseEvent } from './sse.js'
 import { openaiStreamError } from './openai-errors.js'
 import { asCount, asRecord, countAt, isRecord, stringAt, stringOf, type Json } from './json.js'
@@ -49,7 +49,7 @@ import { parallelWrapperNames } from './openai-responses-parallel.js'
 export const OPENAI = 'openai'
 
 /** The stateful decoder of one streamed response. */
-export class OpenAIResponsesDecoder extends AppendingDecoder {
+export class OpenAIResponsesDecoder extends RollbackDecoder {
   private started = false
   private responseId: string | undefined
   private done = false
@@ -68,18 +68,7 @@ export class OpenAIResponsesDecoder extends AppendingDecoder {
     this.ownTools = new Set((request?.tools ?? []).map((t) => t.name))
   }
 
-  eventInto(event: SseEvent, out: ProviderChunk[]): void {
-    const mark = out.length
-    try {
-      this.decode(event, out)
-    } catch (error) {
-      // An event counts whole or not at all (see `AppendingDecoder`).
-      out.length = mark
-      throw error
-    }
-  }
-
-  private decode(event: SseEvent, out: ProviderChunk[]): void {
+  protected decode(event: SseEvent, out: ProviderChunk[]): void {
     // Some gateways end OpenAI-style streams with a Chat Completions terminator.
     const trimmed = event.data.trim()
     if (trimmed === '[DONE]' || trimmed === '') return
