@@ -88,7 +88,7 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
     case 'runStart':
     case 'runResumed':
     case 'agentStart':
-      return state.isRunning && state.error === undefined ? state : assigned(state, running)
+      return assigned(state, running)
     case 'messageEnd':
       return withMessages(state, [entry.message])
     case 'toolExecutionStart':
