@@ -123,7 +123,9 @@ for (const [scenario, spec] of Object.entries(scenarios)) {
       rounds,
       (entry) => {
         const [runtime, which = scenario] = entry.split('@')
-        const args = [runtime, which, String(size), String(runsOf(entry)), ...(smoke ? ['smoke'] : []), ...(memory ? [] : ['nomemory'])]
+        // A slow peer's one timed run gives its heap too (worker.mjs, `heapintimed`): a second run of it took 5–16 s.
+        const heapFlag = memory ? (slow.includes(entry) && !smoke ? ['heapintimed'] : []) : ['nomemory']
+        const args = [runtime, which, String(size), String(runsOf(entry)), ...(smoke ? ['smoke'] : []), ...heapFlag]
         const result = spawnJson('worker.mjs', args, `${runtime}/${which}/${size}`)
         if (result.skipped && result.reason !== 'no such scenario') skippedNotes.add(`${which}: ${result.reason}`)
         return result.skipped ? undefined : result.summary

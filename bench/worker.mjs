@@ -10,9 +10,11 @@ import { spread } from './stats.mjs'
 const [runtime, scenario, sizeArg, runsArg, ...flags] = process.argv.slice(2)
 const size = Number(sizeArg)
 const runs = Number(runsArg ?? 5)
-// `smoke`: tiny parameters, no sampling beyond `runs`; `nomemory`: no memory run at the end.
+// `smoke`: tiny parameters, no sampling beyond `runs`; `nomemory`: no memory run at the end;
+// `heapintimed`: no memory run either, the heap is sampled during the one timed run (see measured()).
 const smoke = flags.includes('smoke')
 const memoryRun = !flags.includes('nomemory')
+const heapInTimed = memoryRun && flags.includes('heapintimed')
 if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc')
 const gc = () => {
   globalThis.gc()
@@ -84,14 +86,15 @@ const warmSize = deltasOf(size) === size && size > WARM_DELTAS ? WARM_DELTAS : s
  * sit in the young generation, and no run pays for the garbage of the one before. Wall time and
  * the process's CPU time (user + system, all threads: GC helpers included) over the run.
  */
-async function timed(n = size) {
+async function timed(n = size, heap = undefined) {
   // Awaited: a durable run opens its session here, before the timing.
   const run = await make(n, extra)
   gc()
   await nextTurn()
+  heap?.start()
   const c0 = process.cpuUsage()
   const t0 = performance.now()
-  const result = await run()
+  const result = await run().finally(() => heap?.stop())
   const t1 = performance.now()
   const cpu = process.cpuUsage(c0)
   check(result, n)
@@ -104,46 +107,75 @@ async function timed(n = size) {
     ...(deltasOf(n) === undefined ? {} : { perDeltaUs: (ms * 1000) / deltasOf(n), cpuPerDeltaUs: (cpuMs * 1000) / deltasOf(n) }),
     ...(kind === 'long' && result.firstDelta !== undefined ? { firstDeltaMs: result.firstDelta - t0 } : {}),
     ...(kind === 'tools' ? { msPerTurn: ms / size, cpuMsPerTurn: cpuMs / size } : {}),
+    ...(heap === undefined ? {} : heap.after(result)),
   }
 }
 
-/** One run for memory and leftovers: heap after a full GC before, peak during, retained after a full GC (result kept alive). */
+/**
+ * The heap over one run: after a full GC before (`start`), the peak during, retained after a full
+ * GC with the result kept alive (`after`). Sampled as the shared source streams (every 64 items:
+ * what a run of microtasks only allows) and on a 1 ms timer (runs that wait on timers: PARALLEL's tools).
+ */
+function heapWatch() {
+  let heapBefore = 0
+  let peak = 0
+  let sampler
+  const sample = () => {
+    const used = getHeapStatistics().used_heap_size
+    if (used > peak) peak = used
+  }
+  return {
+    start() {
+      heapBefore = process.memoryUsage().heapUsed
+      peak = heapBefore
+      sampleWhileStreaming(sample)
+      sampler = setInterval(sample, 1)
+    },
+    stop() {
+      clearInterval(sampler)
+      sampleWhileStreaming(undefined)
+      peak = Math.max(peak, process.memoryUsage().heapUsed)
+    },
+    after(result) {
+      gc()
+      const retained = process.memoryUsage().heapUsed - heapBefore
+      return { keep: result.text?.length ?? 0, retainedBytes: retained, peakBytes: peak - heapBefore }
+    },
+  }
+}
+
+/**
+ * One run for memory and leftovers, untimed, after the timed ones: heap after a full GC before,
+ * peak during, retained after a full GC (result kept alive). A process of one timed run (a slow
+ * peer at 100k–200k deltas, 5–16 s a run: `heapintimed`) samples the heap in that run instead of
+ * running it twice; the sampler reads `getHeapStatistics()` every 64 items, about 1.2 µs against the
+ * 38–100 µs such a runtime spends on each item (≤ 0.1% of its time, against it).
+ */
 async function measured() {
   const run = await make(size, extra)
   await nextTurn()
   gc()
   const resourcesBefore = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length
-  const heapBefore = process.memoryUsage().heapUsed
-  let peak = heapBefore
-  // Sampled as the shared source streams (every 64 items: what a run of microtasks only allows)
-  // and on a 1 ms timer (runs that wait on timers: PARALLEL's tools).
-  const sample = () => {
-    const used = getHeapStatistics().used_heap_size
-    if (used > peak) peak = used
-  }
-  sampleWhileStreaming(sample)
-  const sampler = setInterval(sample, 1)
+  const heap = heapWatch()
+  heap.start()
   let result
   try {
     result = await run()
   } finally {
-    clearInterval(sampler)
-    sampleWhileStreaming(undefined)
+    heap.stop()
   }
-  peak = Math.max(peak, process.memoryUsage().heapUsed)
-  gc()
-  const retained = process.memoryUsage().heapUsed - heapBefore
-  const keep = result.text?.length ?? 0
+  const memory = heap.after(result)
   await nextTurn()
   await nextTurn()
   const resourcesAfter = process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').length
   return {
-    keep,
-    retainedBytes: retained,
-    peakBytes: peak - heapBefore,
+    ...memory,
     ...(kind === 'fanout' ? { leftoverResources: resourcesAfter - resourcesBefore, liveRuns: result.live?.() ?? null } : {}),
   }
 }
+
+/** The heap fields of a sample (`heapintimed`), for every sample of the process. */
+const heapOf = ({ keep, retainedBytes, peakBytes }) => ({ keep, retainedBytes, peakBytes })
 
 // COLD: the first run of a fresh process, nothing before it. Otherwise one warm-up phase: the
 // scenario repeated until V8 has had WARM_MS to optimize the hot paths (at least once), for every
@@ -165,12 +197,12 @@ const SAMPLE_MS = 300
 const samples = []
 const sampleStart = performance.now()
 const enough = () => (cold ? samples.length >= 1 : samples.length >= runs && (smoke || performance.now() - sampleStart >= SAMPLE_MS || samples.length >= 50))
-while (!enough()) samples.push(await timed())
+while (!enough()) samples.push(await timed(size, heapInTimed && samples.length === 0 ? heapWatch() : undefined))
 // The observer delivers its entries from an Immediate after each GC, which the
 // leftover count of the memory run would see: take what is pending and stop it.
 keepEntries(gcObserver.takeRecords())
 gcObserver.disconnect()
-const memory = cold || !memoryRun ? {} : await measured()
+const memory = cold || !memoryRun ? {} : heapInTimed ? heapOf(samples[0]) : await measured()
 await nextTurn()
 for (const sample of samples) {
   const gcMs = gcMsIn(sample.window)
