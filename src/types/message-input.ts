@@ -165,6 +165,8 @@ export function decodeList(
   const errors: t.ValidationError[] = []
   /** The end of the run of canonical frozen messages from the start. */
   let frozenTo = start
+  let toolCalls = false
+  let firstCustom = Number.POSITIVE_INFINITY
   for (let i = start; i < list.length; i++) {
     const u = list[i]
     let m = u
@@ -188,14 +190,21 @@ export function decodeList(
     if (m !== u && out === undefined) out = list.slice(0, i)
     out?.push(m)
     if (shape !== undefined) {
+      // In locals, written to `shape` once at the end.
       const message = m as AgentMessage
       const role = message.role
-      if (role === 'toolResult' || (role === 'assistant' && hasToolCall(message.content))) shape.toolCalls = true
-      else if (role === 'custom' && shape.firstCustom > i) shape.firstCustom = i
+      if (role === 'assistant') {
+        if (!toolCalls) toolCalls = hasToolCall(message.content)
+      } else if (role === 'toolResult') toolCalls = true
+      else if (role === 'custom' && firstCustom > i) firstCustom = i
     }
     if (frozenTo === i && m === u && Object.isFrozen(u)) frozenTo++
   }
   if (errors.length > 0) return t.failures(errors)
+  if (shape !== undefined) {
+    shape.toolCalls = toolCalls
+    shape.firstCustom = firstCustom
+  }
   if (out === undefined && frozenTo > start) checkedLists.record(list as readonly AgentMessage[], { length: frozenTo })
   return t.success((out ?? list) as readonly AgentMessage[])
 }
