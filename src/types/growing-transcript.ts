@@ -51,6 +51,18 @@ export function emptyTranscript(): readonly AgentMessage[] {
   return snapshotOf({ items: [], firstCustom: Number.POSITIVE_INFINITY }, 0)
 }
 
+/**
+ * A transcript from outside the runtime as one built here: a frozen copy on a
+ * backing of its own, whose first custom message the caller found at
+ * `firstCustom` (Infinity if none) on a walk it made anyway. Appending to it
+ * then copies nothing more and scans nothing (see {@link grown}). `messages`
+ * itself when it was built here.
+ */
+export function adoptedTranscript(messages: readonly AgentMessage[], firstCustom: number): readonly AgentMessage[] {
+  if (backingOf(messages) !== undefined) return messages
+  return snapshotOf({ items: [...messages], firstCustom }, messages.length)
+}
+
 /** `messages` followed by `more`, frozen; `messages` itself is untouched. */
 export function appendMessages(messages: readonly AgentMessage[], more: readonly AgentMessage[]): readonly AgentMessage[] {
   if (more.length === 0) return messages

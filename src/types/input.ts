@@ -22,10 +22,10 @@ import { ImageContent } from './content.js'
 import { AgentTools, type AgentTool } from './tool.js'
 import type { AgentMessage, UserMessage } from './message.js'
 import { UNREPORTED, decodeInput, invalidInput } from './invalid-input.js'
-import { decodeList, frozen, withFields } from './message-input.js'
+import { decodeList, frozen, withFields, type TranscriptShape } from './message-input.js'
 
 export { InvalidInputError, decodeInput, invalidInput, optional } from './invalid-input.js'
-export { AgentMessageInput, MessagesInput, ToolResultMessageInput, UserMessageInput, type PromptInput } from './message-input.js'
+export { AgentMessageInput, MessagesInput, ToolResultMessageInput, UserMessageInput, newShape, type PromptInput, type TranscriptShape } from './message-input.js'
 
 /**
  * The time untimed messages get, while one of the codecs below decodes
@@ -111,10 +111,12 @@ export interface ContextInput {
 
 /**
  * Decodes a run's context: the same object when it was canonical already.
+ * With `shape`, notes what the pass learned of the transcript (see
+ * {@link TranscriptShape}; `complete` is false when it does not hold).
  *
  * @throws InvalidInputError naming the path (`messages[3].content`, `tools[0].execute`).
  */
-export function decodeContext<C extends ContextInput>(input: C, entry: string, now: number): C {
+export function decodeContext<C extends ContextInput>(input: C, entry: string, now: number, shape?: TranscriptShape): C {
   // What the codec does for a valid context, without building it: its `t.type` takes an
   // `[object Object]` and returns it unless a field decoded to something new, then a copy
   // (`Object.assign`) with that field. Only a failure is decoded again through io-ts, for its paths.
@@ -122,10 +124,11 @@ export function decodeContext<C extends ContextInput>(input: C, entry: string, n
   if (Object.prototype.toString.call(u) === '[object Object]') {
     const { systemPrompt, messages, tools } = u as Record<string, unknown>
     if (typeof systemPrompt === 'string' && Array.isArray(messages) && AgentTools.validate(tools, UNREPORTED)._tag === 'Right') {
-      const decoded = decodeList(messages, now, false, UNREPORTED)
+      const decoded = decodeList(messages, now, false, UNREPORTED, true, shape)
       if (decoded._tag === 'Right') return decoded.right === messages ? input : (Object.assign(Object.assign({}, input), { messages: decoded.right }) as C)
     }
   }
+  if (shape !== undefined) shape.complete = false
   return decodedAt(now, () => decodeInput(ContextCodec, input, entry, 'context') as C)
 }
 

@@ -118,20 +118,55 @@ function normalize(u: unknown, now: number, context: t.Context): t.Validation<Ag
 }
 
 /**
+ * What the decoding pass over a transcript learned on the way, for the run's
+ * later checks: each of them was a walk over the whole history of its own
+ * (see `agentLoop`). Filled by {@link decodeList} when it is given one.
+ */
+export interface TranscriptShape {
+  /** Whether every message was read (none skipped as known-checked): only then do the facts below hold. */
+  complete: boolean
+  /** Whether some message is a tool result, or an assistant message with a tool call. */
+  toolCalls: boolean
+  /** The index of the first custom message (Infinity if none). */
+  firstCustom: number
+}
+
+/** A shape to fill (see {@link TranscriptShape}). */
+export const newShape = (): TranscriptShape => ({ complete: false, toolCalls: false, firstCustom: Number.POSITIVE_INFINITY })
+
+/** Whether an assistant message has a tool call (a loop: it runs over a whole history). */
+function hasToolCall(content: readonly { readonly type: string }[]): boolean {
+  for (let j = 0; j < content.length; j++) if (content[j]!.type === 'toolCall') return true
+  return false
+}
+
+/**
  * A list of messages decoded and normalized: the same array when every message
  * was canonical already (a transcript keeps its identity), else a new one.
  * Strings in the list are read as user messages only when `strings` is set
  * (prompts); `indexed: false` reports a one-item list's paths without `[0]`.
+ * With `shape`, the pass also notes what the run checks next (see
+ * {@link TranscriptShape}) while each message is still in the cache.
  */
-export function decodeList(list: readonly unknown[], now: number, strings: boolean, context: t.Context, indexed = true): t.Validation<readonly AgentMessage[]> {
+export function decodeList(
+  list: readonly unknown[],
+  now: number,
+  strings: boolean,
+  context: t.Context,
+  indexed = true,
+  shape?: TranscriptShape,
+): t.Validation<readonly AgentMessage[]> {
   // A list that is, or extends, one whose messages all passed frozen is checked from where that one ended.
   const known = checkedLists.find(list as readonly AgentMessage[])
   const start = known === undefined ? 0 : Math.min(known.length, list.length)
+  if (shape !== undefined) shape.complete = start === 0
   if (start === list.length) return t.success(list as readonly AgentMessage[])
   let out: unknown[] | undefined
   const errors: t.ValidationError[] = []
   /** The end of the run of canonical frozen messages from the start. */
   let frozenTo = start
+  let toolCalls = false
+  let firstCustom = Number.POSITIVE_INFINITY
   for (let i = start; i < list.length; i++) {
     const u = list[i]
     let m = u
@@ -154,9 +189,22 @@ export function decodeList(list: readonly unknown[], now: number, strings: boole
     }
     if (m !== u && out === undefined) out = list.slice(0, i)
     out?.push(m)
+    if (shape !== undefined) {
+      // In locals, written to `shape` once at the end.
+      const message = m as AgentMessage
+      const role = message.role
+      if (role === 'assistant') {
+        if (!toolCalls) toolCalls = hasToolCall(message.content)
+      } else if (role === 'toolResult') toolCalls = true
+      else if (role === 'custom' && firstCustom > i) firstCustom = i
+    }
     if (frozenTo === i && m === u && Object.isFrozen(u)) frozenTo++
   }
   if (errors.length > 0) return t.failures(errors)
+  if (shape !== undefined) {
+    shape.toolCalls = toolCalls
+    shape.firstCustom = firstCustom
+  }
   if (out === undefined && frozenTo > start) checkedLists.record(list as readonly AgentMessage[], { length: frozenTo })
   return t.success((out ?? list) as readonly AgentMessage[])
 }

@@ -7,6 +7,7 @@
  */
 import * as t from 'io-ts'
 import { addToRecord, NonNegativeInteger, NonNegativeNumber, struct } from './codec.js'
+import { knownValid } from './fast-is.js'
 
 /** Tokens used by one message, a turn, or a whole run. */
 export const Usage = t.type(
@@ -84,6 +85,10 @@ export const emptyCost: Cost = Object.freeze({
   total: 0,
   extra: Object.freeze({}),
 })
+
+// Shared by every message built without a model call: its check takes them by identity.
+knownValid(Usage, emptyUsage)
+knownValid(Cost, emptyCost)
 
 /** Key-wise sum of two count maps, as a new object (`a` is returned as is when `b` is empty). */
 export function sumRecords(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): Record<string, number> {
