@@ -85,11 +85,12 @@ const warmSize = deltasOf(size) === size && size > WARM_DELTAS ? WARM_DELTAS : s
  * One timed run, after a full GC (twice, as every runtime gets): the inputs just built do not
  * sit in the young generation, and no run pays for the garbage of the one before. Wall time and
  * the process's CPU time (user + system, all threads: GC helpers included) over the run.
+ * A warm-up run (`collect` false) skips the full GC: see WARM_MS.
  */
-async function timed(n = size, heap = undefined) {
+async function timed(n = size, heap = undefined, collect = true) {
   // Awaited: a durable run opens its session here, before the timing.
   const run = await make(n, extra)
-  gc()
+  if (collect) gc()
   await nextTurn()
   heap?.start()
   const c0 = process.cpuUsage()
@@ -181,12 +182,15 @@ const heapOf = ({ keep, retainedBytes, peakBytes }) => ({ keep, retainedBytes, p
 // scenario repeated until V8 has had WARM_MS to optimize the hot paths (at least once), for every
 // runtime alike. (500 ms until 2026-11-29: the suite took 661 s on a slow 2-core host, over its
 // ten minutes; a short run is repeated dozens of times in 400 ms, and a run longer than that
-// is warmed by one run either way.)
+// is warmed by one run either way.) Warm-up runs get no full GC before them (timed runs do):
+// until 2026-11-29 they did, and LONG, whose 5,000-message inputs make each full GC costly, got
+// only 2–4 warm-up runs in its 400 ms, so its "steady state" runs were still being compiled
+// (`--trace-opt`): 15–50 ms a run against 4–6 ms warmed, for every runtime alike.
 const WARM_MS = 400
 let warmups = 0
 const warmStart = performance.now()
 while (!cold && (warmups === 0 || (performance.now() - warmStart < (smoke ? 0 : WARM_MS) && warmups < 50))) {
-  await timed(warmSize)
+  await timed(warmSize, undefined, false)
   warmups++
 }
 // At least `runs` samples (one when cold); a short scenario keeps sampling for 300 ms (at most 50
