@@ -91,16 +91,19 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
       return assigned(state, running)
     case 'messageEnd':
       return withMessages(state, [entry.message])
-    case 'toolExecutionStart':
-      return produce(state, (d) => {
-        d.pendingToolCalls = castDraft(frozen([...state.pendingToolCalls, entry.toolCallId]))
+    // Every tool call of a run logs these two: without immer, as the run's other entries (see `assigned`).
+    case 'toolExecutionStart': {
+      const pending = frozen([...state.pendingToolCalls, entry.toolCallId])
+      return assigned(state, (d) => {
+        d.pendingToolCalls = pending
       })
+    }
     case 'toolExecutionEnd': {
       const pending = without(state.pendingToolCalls, state.pendingToolCalls.indexOf(entry.toolCallId))
       return pending === state.pendingToolCalls
         ? state
-        : produce(state, (d) => {
-            d.pendingToolCalls = castDraft(pending)
+        : assigned(state, (d) => {
+            d.pendingToolCalls = pending
           })
     }
     case 'agentEnd': {

@@ -43,7 +43,11 @@ export type Fields = { -readonly [K in keyof AgentState]: AgentState[K] }
  * its code ran cold at each run's start: agent-long 5k (3 deltas), time to
  * the first delta 0.91 -> 0.76 ms, CPU per run 1.40 -> 1.14 ms (medians of 3
  * alternating A/B rounds of 300 runs each after a full GC, a timing script
- * over bench/runtimes/rxagent.mjs). The rarer entries keep immer.
+ * over bench/runtimes/rxagent.mjs). A tool call's `toolExecutionStart` and
+ * `toolExecutionEnd` too: agent-tools 200 (callgrind, 6 runs each after a
+ * full GC, /tmp-style fixed-run driver over bench/runtimes/rxagent.mjs) 572M
+ * -> 516M instructions a run, immer's functions no longer recompiled at every
+ * run. The rarer entries keep immer.
  */
 export function assigned(state: AgentState, recipe: (d: Fields) => void): AgentState {
   const lazy = lazyTranscriptOf(state)

@@ -35,6 +35,15 @@ export interface LoopConfigInput {
   readonly approvals: Approvals
 }
 
+/**
+ * Which tools the approver is asked about: module functions, not arrows made
+ * per run. An arrow made per run took its optimized code with it when it died,
+ * so that after a full GC between runs each run compiled it again (agent-tools
+ * 200, `--trace-opt` over runs 2-9, each after a full GC: optimized in every one).
+ */
+const everyTool = (): boolean => true
+const toolsThatAsk = (tool: AgentTool): boolean => tool.needsApproval === true
+
 /** The loop configuration of one run. */
 export function loopConfigOf(input: LoopConfigInput): AgentLoopConfig {
   const o = input.options
@@ -61,7 +70,7 @@ export function loopConfigOf(input: LoopConfigInput): AgentLoopConfig {
     ...(input.recover === undefined ? {} : { recoverOverflow: input.recover }),
     ...(mode === 'bypassed'
       ? {}
-      : { approveTool: input.approvals.gate(approver), approvalRequired: mode === 'enabled' ? () => true : (tool: AgentTool) => tool.needsApproval === true }),
+      : { approveTool: input.approvals.gate(approver), approvalRequired: mode === 'enabled' ? everyTool : toolsThatAsk }),
     policies: policiesOf(o),
     ...(o.maxTurns === undefined ? {} : { maxTurns: o.maxTurns }),
     toolExecution: o.toolExecution ?? { mode: 'concurrent', limit: DEFAULT_AGENT_TOOL_CONCURRENCY },

@@ -20,9 +20,11 @@ import { resident } from '../rx/resident.js'
 import { deepFreeze } from '../types/deep-freeze.js'
 import { assistantMessage, type AgentMessage } from '../types/message.js'
 import { modelSpec } from '../types/model.js'
+import { residentToolAnswer } from '../stream/message-fold.js'
 import type { AgentLogCommand } from './agent-log.js'
 import { reduceAgentLog, stateOfInit, withStreamMessage } from './agent-reducer.js'
 import type { AgentState } from './agent-state.js'
+import { StreamMarker } from './stream-marks.js'
 
 /** `value`, frozen all the way down. */
 function frozen<T>(value: T): T {
@@ -34,7 +36,13 @@ function residentStates(): readonly AgentState[] {
   const noTools = (): readonly never[] => []
   const model = modelSpec('resident', 'resident')
   const answer = frozen(assistantMessage('a', { stopReason: 'toolUse' }))
-  const result: AgentMessage = frozen({ role: 'toolResult', toolCallId: 'c', toolName: 't', content: [{ type: 'text', text: 'r' }], isError: false, timestamp: 0 })
+  // A clock's timestamps, as a run's (a small integer would give the field a layout a run's time then replaces).
+  const result: AgentMessage = frozen({ role: 'toolResult', toolCallId: 'c', toolName: 't', content: [{ type: 'text', text: 'r' }], isError: false, timestamp: Date.now() })
+  // A streamed answer as the loop folds it, logged with its stream marks as a run logs it.
+  const streamed = residentToolAnswer()
+  const marker = new StreamMarker(() => Date.now())
+  marker.turnStart()
+  marker.chunk({ type: 'textDelta', text: 'a' })
   const states: AgentState[] = [stateOfInit({ type: 'init', version: 1, agentId: 'resident', systemPrompt: '', model, availableModels: [model], tools: [], messages: [] }, noTools)]
   const fold = (entry: AgentLogCommand): void => void states.push(reduceAgentLog(states.at(-1)!, entry, noTools))
   const stream = (message: typeof answer | undefined): void => void states.push(withStreamMessage(states.at(-1)!, message))
@@ -46,6 +54,8 @@ function residentStates(): readonly AgentState[] {
   fold({ type: 'toolExecutionStart', toolCallId: 'c' })
   fold({ type: 'toolExecutionEnd', toolCallId: 'c' })
   fold({ type: 'messageEnd', message: result })
+  stream(streamed)
+  fold({ type: 'messageEnd', message: streamed, stream: marker.end() })
   stream(answer)
   fold({ type: 'agentEnd', stopReason: 'stop' })
   stream(undefined)

@@ -235,10 +235,38 @@ function describeType(chunk: unknown): string {
  * per-token code and the code that reads the final message embed them.
  */
 function residentAnswer(): readonly unknown[] {
-  const fold = new MessageFold({ provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, 0)
+  const fold = new MessageFold({ provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, Date.now())
   const updates = [fold.push({ type: 'messageStart', id: 'resident', model: '' }), fold.push({ type: 'textDelta', text: 'a' }), fold.push({ type: 'textDelta', text: 'b' })]
   const snapshot = fold.current()
   fold.push({ type: 'stop', reason: 'endTurn' })
   return [fold, updates, snapshot, fold.finish()]
 }
 resident(residentAnswer())
+
+/**
+ * The same for an answer that calls a tool (text, then a call whose arguments
+ * stream in two fragments): its snapshots mid-call (a streaming block, partial
+ * arguments) and its final message. Its timestamp is a clock's, as a run's is
+ * (a small integer would give the field a layout that a run's time then
+ * replaces). Exported for the Agent's resident states (`resident-states.ts`).
+ *
+ * Internal.
+ */
+export function residentToolAnswer(): AssistantMessage {
+  const fold = new MessageFold({ provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, Date.now())
+  const kept: unknown[] = [fold]
+  const push = (chunk: ProviderChunk): void => {
+    kept.push(fold.push(chunk), fold.current())
+  }
+  push({ type: 'messageStart', id: 'resident', model: '' })
+  push({ type: 'textDelta', text: 'a' })
+  push({ type: 'toolUseStart', id: 'c', name: 't' })
+  push({ type: 'toolUseArgsDelta', id: 'c', fragment: '{"a":' })
+  push({ type: 'toolUseArgsDelta', id: 'c', fragment: '1}' })
+  push({ type: 'toolUseEnd', id: 'c' })
+  push({ type: 'stop', reason: 'toolUse' })
+  const message = fold.finish()
+  resident(kept)
+  return resident(message)
+}
+residentToolAnswer()
