@@ -82,9 +82,12 @@ const unfinished = (m: LlmMessage): m is AssistantMessage => m.role === 'assista
  * check as it is: the loop's frozen array, whose check is remembered
  * (`transcript-memo.ts`), so a turn checks its new messages only, where a
  * copy made each turn had the check compare the whole history again.
+ * `clean`: how many of the first messages the caller knows hold no failed or
+ * aborted assistant message (frozen messages a replay kept before); they are
+ * not looked at again.
  */
-export function replayedMessages(messages: readonly LlmMessage[]): readonly LlmMessage[] {
-  let first = 0
+export function replayedMessages(messages: readonly LlmMessage[], clean = 0): readonly LlmMessage[] {
+  let first = clean
   while (first < messages.length && !unfinished(messages[first]!)) first++
   if (first === messages.length) return repairTranscript(messages, movedOn).messages
   const dropped = new Set<string>()
