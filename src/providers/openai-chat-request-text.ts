@@ -8,8 +8,9 @@
  * same target (the next turn of a conversation) goes on from the assembly
  * that one reached (`assemblies`), so a turn reads its new messages only,
  * where looking up each message's cached text had every turn walk the whole
- * history (WIRE 50 tool turns, the 51 bodies with a cache flushed before each
- * one: see the commit that added it).
+ * history. WIRE 50 tool turns, CPU profile of 30 timed runs (sample counts),
+ * with the frozen prompt of `agentLoop`: building the bodies 9.0 → 3.3 ms a
+ * run (Anthropic 6.1 → 2.8).
  */
 import type { LlmMessage } from '../types/message.js'
 import type { LlmRequest } from '../types/request.js'
