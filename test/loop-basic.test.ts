@@ -3,7 +3,7 @@ import { lastValueFrom, merge, toArray } from 'rxjs'
 import { agentLoop, defaultTurn } from '../src/loop/agent-loop.js'
 import { fromAsyncIterable } from '../src/rx/from-async-iterable.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
-import type { AssistantMessage } from '../src/types/message.js'
+import { userMessage, type AssistantMessage } from '../src/types/message.js'
 import { chunk, reply, runAgentMarbles, scriptedModel } from '../marbles/index.js'
 import { addTool, context, hello, textOf } from './helpers.js'
 
@@ -52,6 +52,17 @@ describe('agentLoop: one text turn', () => {
     if (end?.type !== 'agentEnd') return
     expect(end.result.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant'])
     expect(model.requests[1]?.messages.at(-1)).toMatchObject({ role: 'toolResult', content: [{ type: 'text', text: '5' }] })
+  })
+
+  it('a prompt message is sent as it is, frozen all the way down, as every message of the transcript', async () => {
+    const model = scriptedModel([reply.toolCalls([{ id: 'c1', name: 'add', args: { a: 2, b: 3 } }]), reply.text('5')])
+    const prompt = userMessage('add 2 and 3')
+    await lastValueFrom(agentLoop(prompt, context([addTool]), { model: model.model, streamFn: model.streamFn }).pipe(toArray()))
+    expect(Object.isFrozen(prompt) && Object.isFrozen(prompt.content) && Object.isFrozen(prompt.content[0])).toBe(true)
+    for (const request of model.requests) {
+      expect(request.messages[0]).toBe(prompt)
+      for (const m of request.messages) expect(Object.isFrozen(m)).toBe(true)
+    }
   })
 })
 

@@ -20,6 +20,7 @@ import { linked } from '../rx/linked-observer.js'
 import { validTranscript } from '../types/settle.js'
 import { eventsTo, type EventRelay, type EventSink } from '../turn/event-relay.js'
 import { resident, unused } from '../rx/resident.js'
+import { deepFreeze } from '../types/deep-freeze.js'
 import type { AgentLoopConfig, TurnStages } from './agent-loop-config.js'
 
 export { DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE }
@@ -173,6 +174,10 @@ export function runLoop(context: AgentContext, prompts: readonly AgentMessage[],
  * message or tool throws. The transcript is read then too: change
  * `context.messages` after this call and a run may or may not see it (a
  * transcript without tool calls is copied here); pass a new context instead.
+ * A prompt message is frozen (all the way down), as an Agent freezes every
+ * message its transcript takes in: the transcripts the run sends start with
+ * it, and what is remembered about a transcript (its check, each message's
+ * request text) is kept for frozen messages only.
  *
  * @returns The run's events, ending with `agentEnd` (whose `result` holds the
  * run's new messages, stop reason, usage and cost).
@@ -181,6 +186,9 @@ export function runLoop(context: AgentContext, prompts: readonly AgentMessage[],
 export function agentLoop(prompts: PromptInput, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   const now = (config.scheduler ?? asyncScheduler).now()
   const list = decodePrompts(prompts, 'agentLoop', now)
+  // An unfrozen prompt at the head of every request made each turn check the whole transcript and
+  // convert the prompt again. WIRE TOOLS (50 turns), building the 51 requests: see `replay.ts`.
+  for (const m of list) deepFreeze(m)
   const shape = newShape()
   const decoded = decodeContext(context, 'agentLoop', now, shape)
   // The decoding pass read every message, and found no tool call or result: the transcript is

@@ -104,7 +104,13 @@ export function alphanumeric9ToolCallId(id: string): string {
   return hash53(id).toString(36).slice(-9).padStart(9, '0')
 }
 
+/** The `word` rewriters, by maximum length: built once (each holds a compiled RegExp), not per request. */
+const wordIds = new Map<number, (id: string) => string>()
+
 /** The tool-call id rewriter a compat row asks for. */
 export function toolCallIdNormalizer(compat: Compat): (id: string) => string {
-  return compat.toolCallIdStyle === 'alphanumeric9' ? alphanumeric9ToolCallId : idSanitizer(/a-zA-Z0-9_-/, compat.toolCallIdMaxLength)
+  if (compat.toolCallIdStyle === 'alphanumeric9') return alphanumeric9ToolCallId
+  let rewrite = wordIds.get(compat.toolCallIdMaxLength)
+  if (rewrite === undefined) wordIds.set(compat.toolCallIdMaxLength, (rewrite = idSanitizer(/a-zA-Z0-9_-/, compat.toolCallIdMaxLength)))
+  return rewrite
 }

@@ -17,6 +17,9 @@ import type { LlmRequest } from '../types/request.js'
 import { prepareMessage, replayedMessages } from './replay.js'
 import { openaiCompat, toolCallIdNormalizer, type Compat } from './openai-chat-compat.js'
 import { isOpenAIReasoningModel, thinkingParams } from './openai-chat-thinking.js'
+import { openaiAssemble } from './openai-chat-assembly.js'
+
+export { openaiAssemble, OpenAIAssembly, type OpenAIAssemblyState } from './openai-chat-assembly.js'
 
 /** What the request body depends on besides the request and the compat row. */
 export interface OpenAIChatRequestSettings {
@@ -165,46 +168,6 @@ export const toolResultsAcknowledged: Json = Object.freeze({ role: 'assistant', 
 
 /** The text block that opens the user message carrying the images of a run of tool results. */
 export const toolImagesIntro: Json = Object.freeze({ type: 'text', text: 'Images returned by the tool calls above:' })
-
-/**
- * The transcript from its parts: tool results' images sent in a user message
- * once their run ends, and, where the server wants one, an assistant message
- * between tool results and a user message. `filler` is
- * {@link toolResultsAcknowledged} and `imagesMessage` builds the images'
- * user message, in representation `T`.
- */
-export function openaiAssemble<T>(parts: Iterable<OpenAIWirePart<T>>, compat: Compat, filler: T, imagesMessage: (images: readonly T[]) => T): T[] {
-  const out: T[] = []
-  let lastRole: OpenAIWirePart<T>['role'] | undefined
-  let pending: T[] = []
-  const push = (role: OpenAIWirePart<T>['role'], wire: T): void => {
-    out.push(wire)
-    lastRole = role
-  }
-  const pushUser = (wire: T): void => {
-    if (compat.requiresAssistantAfterToolResult && lastRole === 'tool') push('assistant', filler)
-    push('user', wire)
-  }
-  const flushImages = (): void => {
-    if (pending.length === 0) return
-    pushUser(imagesMessage(pending))
-    pending = []
-  }
-  for (const part of parts) {
-    if (part.role === 'tool') {
-      if (part.message !== undefined) push('tool', part.message)
-      for (const image of part.images) pending.push(image)
-      continue
-    }
-    flushImages()
-    if (part.message !== undefined) {
-      if (part.role === 'user') pushUser(part.message)
-      else push('assistant', part.message)
-    }
-  }
-  flushImages()
-  return out
-}
 
 /** The transcript as Chat Completions messages (without the system message). */
 export function openaiChatMessages(messages: readonly LlmMessage[], model: ModelSpec, compat: Compat = openaiCompat): Json[] {

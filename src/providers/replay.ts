@@ -15,7 +15,7 @@
 import type { AssistantContent } from '../types/content.js'
 import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
 import { toolCallsOf } from '../types/message.js'
-import { settleTranscript } from '../types/settle.js'
+import { repairTranscript } from '../types/settle.js'
 
 /** The model a transcript is being prepared for. */
 export interface ReplayTarget {
@@ -64,25 +64,44 @@ export function idSanitizer(allowed: RegExp, maxLength: number, prefix = ''): (i
   }
 }
 
+/** The reason of the synthetic results a replayed transcript gets. */
+const movedOn = 'the conversation moved on before this tool call finished'
+
+/** Whether `m` is an assistant message that failed or was aborted (dropped from a replay, with its results). */
+const unfinished = (m: LlmMessage): m is AssistantMessage => m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted')
+
 /**
  * The messages of a transcript that are replayed, in order: failed and
  * aborted assistant messages dropped with their tool results, then settled
  * (every call answered). The message objects are the input's, except the
- * synthetic results. The part of {@link prepareMessages} that looks across
- * messages.
+ * synthetic results; `messages` itself when nothing is dropped or added (a
+ * request builder reads it, never changes it). The part of
+ * {@link prepareMessages} that looks across messages.
+ *
+ * Nothing to drop is the usual case, and then the transcript goes to the
+ * check as it is: the loop's frozen array, whose check is remembered
+ * (`transcript-memo.ts`), so a turn checks its new messages only, where a
+ * copy made each turn had the check compare the whole history again.
+ * `clean`: how many of the first messages the caller knows hold no failed or
+ * aborted assistant message (frozen messages a replay kept before); they are
+ * not looked at again.
  */
-export function replayedMessages(messages: readonly LlmMessage[]): LlmMessage[] {
+export function replayedMessages(messages: readonly LlmMessage[], clean = 0): readonly LlmMessage[] {
+  let first = clean
+  while (first < messages.length && !unfinished(messages[first]!)) first++
+  if (first === messages.length) return repairTranscript(messages, movedOn).messages
   const dropped = new Set<string>()
-  const kept: LlmMessage[] = []
-  for (const m of messages) {
-    if (m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted')) {
+  const kept: LlmMessage[] = messages.slice(0, first)
+  for (let i = first; i < messages.length; i++) {
+    const m = messages[i]!
+    if (unfinished(m)) {
       for (const call of toolCallsOf(m)) dropped.add(call.id)
       continue
     }
     if (m.role === 'toolResult' && dropped.has(m.toolCallId)) continue
     kept.push(m)
   }
-  return settleTranscript(kept, 'the conversation moved on before this tool call finished')
+  return repairTranscript(kept, movedOn).messages
 }
 
 /**

@@ -10,6 +10,7 @@ import { createParser, type EventSourceMessage, type ParseError } from 'eventsou
 import type { ProviderError } from '../types/provider-error.js'
 import { protocolError } from './errors.js'
 import { resident } from '../rx/resident.js'
+import { Utf8Chunks } from './utf8-chunks.js'
 
 /** One SSE event: `event` is the `event:` field when the server sent one. */
 export interface SseEvent {
@@ -56,7 +57,7 @@ class Pending implements SseSink {
  * decoder must then not be fed again.
  */
 export class SseDecoder {
-  private readonly text = new TextDecoder('utf-8')
+  private readonly text = new Utf8Chunks()
   private readonly pending: Pending | undefined
   private readonly sink: SseSink
   private readonly parser
@@ -86,7 +87,7 @@ export class SseDecoder {
 
   /** Feeds one network chunk; returns the events it completed (none with a sink: the sink got them). */
   push(bytes: Uint8Array | string): readonly SseEvent[] {
-    this.feed(typeof bytes === 'string' ? bytes : this.text.decode(bytes, { stream: true }))
+    this.feed(typeof bytes === 'string' ? bytes : this.text.decode(bytes))
     return this.take()
   }
 
@@ -96,7 +97,7 @@ export class SseDecoder {
    * off mid-way is dropped, as the SSE spec says: it is a truncated event.
    */
   end(): readonly SseEvent[] {
-    this.feed(this.text.decode())
+    this.feed(this.text.end())
     if (this.error === undefined && (this.lastChar === '\n' || this.lastChar === '\r')) this.parser.feed('\n\n')
     return this.take()
   }

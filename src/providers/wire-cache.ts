@@ -111,4 +111,9 @@ export class WirePieces<M extends { readonly content: unknown }, P> {
     if (entry !== undefined || isFrozenMessage(message)) this.entries.set(message, { target, piece })
     return piece
   }
+
+  /** Whether the piece of `message` for `target` is cached (then it cannot change). */
+  has(message: M, target: string): boolean {
+    return this.entries.get(message)?.target === target
+  }
 }
