@@ -12,6 +12,7 @@ import type { AssistantStreamEvent } from '../src/types/event.js'
 import type { AssistantMessage } from '../src/types/message.js'
 import type { ToolCallContent } from '../src/types/content.js'
 import { modelSpec } from '../src/types/model.js'
+import { piecesAt } from './arbitraries.js'
 
 const model = modelSpec('p', 'm', { cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } })
 
@@ -31,18 +32,8 @@ function finalMessage(chunks: readonly ProviderChunk[]): AssistantMessage {
   return last.message
 }
 
-/** `text` cut at `cuts` (taken modulo its length + 1, sorted): pieces that concatenate back to it, empty ones allowed. */
-function splitAt(text: string, cuts: readonly number[]): string[] {
-  const points = cuts.map((c) => c % (text.length + 1)).sort((a, b) => a - b)
-  const parts: string[] = []
-  let previous = 0
-  for (const p of points) {
-    parts.push(text.slice(previous, p))
-    previous = p
-  }
-  parts.push(text.slice(previous))
-  return parts
-}
+/** `text` cut at `cuts` (see `piecesAt`). */
+const splitAt = (text: string, cuts: readonly number[]): string[] => piecesAt(text.length, cuts, (from, to) => text.slice(from, to))
 
 /**
  * A merge of `queues` keeping each queue's own order: at each step, `picks`

@@ -83,6 +83,22 @@ const plain = { noNullPrototype: true } as const
 const MAX_ITEMS = 3
 
 /** Strings: mostly ASCII, sometimes any UTF-16 (lone surrogates included; JSON escapes them losslessly). */
+/**
+ * A sequence of `length` cut at `cuts` (each taken modulo `length + 1`, sorted): the pieces
+ * `slice(from, to)` gives, which concatenate back to the whole; empty pieces allowed.
+ */
+export function piecesAt<T>(length: number, cuts: readonly number[], slice: (from: number, to: number) => T): T[] {
+  const points = cuts.map((c) => c % (length + 1)).sort((a, b) => a - b)
+  const pieces: T[] = []
+  let previous = 0
+  for (const p of points) {
+    pieces.push(slice(previous, p))
+    previous = p
+  }
+  pieces.push(slice(previous, length))
+  return pieces
+}
+
 export const arbString: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.string({ maxLength: 12 }) },
   { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) },

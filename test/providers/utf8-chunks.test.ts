@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
 import { Utf8Chunks, unfinishedTail } from '../../src/providers/utf8-chunks.js'
+import { piecesAt } from '../arbitraries.js'
 
 /** What a streaming TextDecoder gives for `bytes` cut at `cuts`. */
 function streaming(chunks: readonly Uint8Array[]): string {
@@ -15,18 +16,8 @@ function chunked(chunks: readonly Uint8Array[]): string {
   return chunks.map((c) => d.decode(c)).join('') + d.end()
 }
 
-/** `bytes` cut at the given positions. */
-const cut = (bytes: Uint8Array, at: readonly number[]): Uint8Array[] => {
-  const points = [...new Set(at.map((p) => p % (bytes.length + 1)))].sort((a, b) => a - b)
-  const out: Uint8Array[] = []
-  let from = 0
-  for (const p of points) {
-    out.push(bytes.subarray(from, p))
-    from = p
-  }
-  out.push(bytes.subarray(from))
-  return out
-}
+/** `bytes` cut at the given positions (empty chunks included: see `piecesAt`). */
+const cut = (bytes: Uint8Array, at: readonly number[]): Uint8Array[] => piecesAt(bytes.length, at, (from, to) => bytes.subarray(from, to))
 
 const encoder = new TextEncoder()
 /** Text of any code points (astral ones included), a byte order mark in front or not, as bytes, with some bytes replaced by junk. */
