@@ -26,6 +26,8 @@ const concurrency = 4
 
 async function admin(url, sql) {
   const client = new pg.Client({ connectionString: url })
+  // A connection the server ends (the next stage's DROP … WITH (FORCE)) is an 'error' event: unheard, it kills this process.
+  client.on('error', () => undefined)
   await client.connect()
   try {
     await client.query(sql)
@@ -131,6 +133,8 @@ async function throughput(url, w, { runs, sessions }, postmasterPid, pollingInte
     const { dbosAgentClient } = await import('../../dist/src/dbos/index.js')
     client = await dbosAgentClient({ pg: db.url })
     pool = new pg.Pool({ connectionString: db.url, max: 1 })
+    // An idle connection the server ends is an 'error' event on the pool: unheard, it killed `npm run bench` once (2026-11-29).
+    pool.on('error', () => undefined)
     const tag = `${w}-${process.pid}`
     await runAll(client, pool, Array.from({ length: w * concurrency }, (_, i) => `warm-${tag}-${i}`), 1)
     await Promise.all(workers.map((x) => x.send('mark')))

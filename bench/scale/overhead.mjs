@@ -56,6 +56,7 @@ const counted = { name: definition.name, options: (sessionId) => (taken++, defin
 const worker = await startWorker({ pg: url, agents: [counted], concurrency: 4, workerId: `overhead-${process.pid}` })
 const client = await dbosAgentClient({ pg: url })
 const pool = new pg.Pool({ connectionString: url, max: 1 })
+pool.on('error', () => undefined)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 async function dbosRun() {
   const sessionId = session('dbos')
