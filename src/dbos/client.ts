@@ -29,6 +29,7 @@ import {
   type DbosRunOutcome,
   type SubmittedInput,
 } from './types.js'
+import { releaseAll } from './release-all.js'
 
 const NonEmpty = t.refinement(t.string, (s) => s.length > 0, 'NonEmptyString')
 const OptionsCodec = t.intersection([t.type({ pg: t.union([t.string, t.type({ connectionString: t.string })]) }), t.partial({ appName: t.string })])
@@ -124,10 +125,13 @@ export async function dbosAgentClient(options: DbosAgentClientOptions): Promise<
         return { sessionId, runId, stopReason: 'aborted', error: 'the run was aborted (its workflow was cancelled)' }
       }
     },
-    async close() {
-      await dbos.destroy()
-      if (options.store === undefined) await store.close()
-      await pool.end()
+    close() {
+      // Each step runs even when one before it failed (see `releaseAll`).
+      return releaseAll('dbosAgentClient.close', [
+        ['closing the DBOS client', () => dbos.destroy()],
+        ['closing the session store', async () => (options.store === undefined ? store.close() : undefined)],
+        ['ending the connection pool', () => pool.end()],
+      ])
     },
   }
 }

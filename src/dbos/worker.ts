@@ -26,6 +26,7 @@ import { loadPg } from '../sessions/load-pg.js'
 import { dbosApi, loadDbos } from './sdk.js'
 import { claimDead, heartbeat, leave, migrate, underStartLock } from './tables.js'
 import { connectionStringOf, DEFAULT_APP, RUN_QUEUE, RUN_WORKFLOW, type DbosWorker, type StartWorkerOptions } from './types.js'
+import { releaseAll } from './release-all.js'
 
 const Positive = t.refinement(t.number, (n) => Number.isFinite(n) && n > 0, 'PositiveNumber')
 const OptionsCodec = t.intersection([
@@ -137,12 +138,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<DbosWork
           while (state.running > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
         }
         const drained = state.running === 0
-        await DBOS.shutdown()
-        current = undefined
-        // A drained worker has nothing to recover; otherwise its heartbeat row stays, and a live worker recovers it.
-        if (drained) await leave(pool, app, workerId).catch(() => undefined)
-        if (options.store === undefined) await store.close()
-        await pool.end()
+        // Each step runs even when one before it failed (see `releaseAll`).
+        await releaseAll('worker.stop', [
+          ['shutting DBOS down', () => DBOS.shutdown().then(() => (current = undefined))],
+          // A drained worker has nothing to recover; otherwise its heartbeat row stays, and a live worker recovers it.
+          ['leaving the worker table', async () => (drained ? leave(pool, app, workerId).catch(() => undefined) : undefined)],
+          ['closing the session store', async () => (options.store === undefined ? store.close() : undefined)],
+          ['ending the connection pool', () => pool.end()],
+        ])
       })()
       return stopping
     },
