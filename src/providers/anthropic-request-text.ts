@@ -23,7 +23,7 @@ import { TranscriptMemo, type PrefixFacts } from '../types/transcript-memo.js'
 import type { LlmRequest } from '../types/request.js'
 import type { Json } from './json.js'
 import { anthropicBodyFields, anthropicCacheControl, anthropicWireMessage, type AnthropicRequestSettings } from './anthropic-request.js'
-import { replayedMessages } from './replay.js'
+import { replayedWithPrefix } from './replay.js'
 import { JsonText, WirePieces } from './wire-cache.js'
 
 /** One message's blocks as JSON text: all but the last joined by commas, and the last apart (it may get `cache_control`). */
@@ -73,10 +73,7 @@ export function anthropicRequestText(request: LlmRequest, settings: AnthropicReq
   const target = `${request.model.provider}\u0000${request.model.modelId}`
   const build = (m: LlmMessage): Piece => pieceOf(m, request)
   const all = request.messages
-  // Recorded only for a transcript replayed as it is: a known prefix holds no message to drop.
-  const known = assemblies.find(all as readonly AgentMessage[])
-  const prefix = known !== undefined && known.length <= all.length ? known : undefined
-  const replayed = replayedMessages(all, prefix?.length)
+  const { replayed, prefix } = replayedWithPrefix(assemblies, all)
   // Replayed as it is (the usual case): the messages an earlier request assembled for this model need not be read again.
   const from = replayed === all && prefix?.target === target ? prefix : undefined
   const start = from?.resume ?? 0

@@ -12,24 +12,22 @@
  * with the frozen prompt of `agentLoop`: building the bodies 9.0 → 3.3 ms a
  * run (Anthropic 6.1 → 2.8).
  */
-import type { LlmMessage } from '../types/message.js'
+import type { AgentMessage, LlmMessage } from '../types/message.js'
 import type { LlmRequest } from '../types/request.js'
 import type { Json } from './json.js'
-import type { AgentMessage } from '../types/message.js'
 import { TranscriptMemo, type PrefixFacts } from '../types/transcript-memo.js'
+import { OpenAIAssembly, type OpenAIAssemblyState } from './openai-chat-assembly.js'
 import {
-  OpenAIAssembly,
   openaiChatBodyTail,
   openaiSystemMessage,
   openaiWirePart,
   toolImagesIntro,
   toolResultsAcknowledged,
-  type OpenAIAssemblyState,
   type OpenAIChatRequestSettings,
   type OpenAIWirePart,
 } from './openai-chat-request.js'
 import { toolCallIdNormalizer, type Compat } from './openai-chat-compat.js'
-import { replayedMessages } from './replay.js'
+import { replayedWithPrefix } from './replay.js'
 import { JsonText, WirePieces } from './wire-cache.js'
 
 const pieces = new WirePieces<LlmMessage, OpenAIWirePart<string>>()
@@ -62,10 +60,7 @@ export function openaiChatRequestText(request: LlmRequest, settings: OpenAIChatR
     return { role: part.role, message: part.message === undefined ? undefined : elementText(part.message), images: part.images.map(elementText) }
   }
   const all = request.messages
-  // An assembly of a prefix was recorded only for a transcript replayed as it is: that prefix holds no message to drop.
-  const known = assemblies.find(all as readonly AgentMessage[])
-  const prefix = known !== undefined && known.length <= all.length ? known : undefined
-  const replayed = replayedMessages(all, prefix?.length)
+  const { replayed, prefix } = replayedWithPrefix(assemblies, all)
   // Replayed as it is (the usual case): the messages an earlier request assembled for this target need not be read again.
   const asIs = replayed === all
   // The placement of the pieces depends on one more compat field.

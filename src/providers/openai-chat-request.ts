@@ -19,8 +19,6 @@ import { openaiCompat, toolCallIdNormalizer, type Compat } from './openai-chat-c
 import { isOpenAIReasoningModel, thinkingParams } from './openai-chat-thinking.js'
 import { openaiAssemble } from './openai-chat-assembly.js'
 
-export { openaiAssemble, OpenAIAssembly, type OpenAIAssemblyState } from './openai-chat-assembly.js'
-
 /** What the request body depends on besides the request and the compat row. */
 export interface OpenAIChatRequestSettings {
   /** Sends tool definitions with `strict: true` where the server takes it (schemas must then meet OpenAI's strict rules). Default false. */

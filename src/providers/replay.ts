@@ -16,6 +16,8 @@ import type { AssistantContent } from '../types/content.js'
 import type { AssistantMessage, LlmMessage, ToolResultMessage } from '../types/message.js'
 import { toolCallsOf } from '../types/message.js'
 import { repairTranscript } from '../types/settle.js'
+import type { PrefixFacts, TranscriptMemo } from '../types/transcript-memo.js'
+import type { AgentMessage } from '../types/message.js'
 
 /** The model a transcript is being prepared for. */
 export interface ReplayTarget {
@@ -69,6 +71,20 @@ const movedOn = 'the conversation moved on before this tool call finished'
 
 /** Whether `m` is an assistant message that failed or was aborted (dropped from a replay, with its results). */
 const unfinished = (m: LlmMessage): m is AssistantMessage => m.role === 'assistant' && (m.stopReason === 'error' || m.stopReason === 'aborted')
+
+/**
+ * {@link replayedMessages}, for a request builder that remembers what it
+ * assembled (`memo`, see `transcript-memo.ts`): also the facts recorded for a
+ * prefix of `messages`, which is then not looked at again for messages to
+ * drop (a builder records facts only for a transcript replayed as it is).
+ * Facts a lineage holds past `messages.length` are not about a prefix of it:
+ * left out.
+ */
+export function replayedWithPrefix<F extends PrefixFacts>(memo: TranscriptMemo<F>, messages: readonly LlmMessage[]): { readonly replayed: readonly LlmMessage[]; readonly prefix: F | undefined } {
+  const known = memo.find(messages as readonly AgentMessage[])
+  const prefix = known !== undefined && known.length <= messages.length ? known : undefined
+  return { replayed: replayedMessages(messages, prefix?.length), prefix }
+}
 
 /**
  * The messages of a transcript that are replayed, in order: failed and

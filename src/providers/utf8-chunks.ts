@@ -58,17 +58,18 @@ export class Utf8Chunks {
     const tail = unfinishedTail(input)
     if (tail > 0) this.carry = input.slice(input.length - tail)
     const cut = input.length - tail
-    return cut === 0 ? '' : this.started_(this.whole.decode(tail === 0 ? input : input.subarray(0, cut)))
+    return cut === 0 ? '' : this.withoutBom(this.whole.decode(tail === 0 ? input : input.subarray(0, cut)))
   }
 
   /** The end of the input: an unfinished character left is U+FFFD. */
   end(): string {
     const carry = this.carry
     this.carry = undefined
-    return carry === undefined ? '' : this.started_(this.whole.decode(carry))
+    return carry === undefined ? '' : this.withoutBom(this.whole.decode(carry))
   }
 
-  private started_(text: string): string {
+  /** `text`, without the byte order mark it starts with when it is the first text out. */
+  private withoutBom(text: string): string {
     if (this.started || text === '') return text
     this.started = true
     return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text

@@ -17,6 +17,7 @@
  *   was dropped (a `filter`, a `toArray`).
  */
 import type { TurnState } from './turn-state.js'
+import { hasToolCall } from '../types/message.js'
 
 /** A custom turn broke the stage protocol. `stage` names the stage where it shows, when known. */
 export class TurnProtocolError extends Error {
@@ -70,10 +71,7 @@ export function outOfOrder(stage: string, what: string, before: string): TurnPro
 export function hasUnansweredCalls(state: TurnState): boolean {
   const answer = state.assistant
   if (answer === undefined || state.toolResults.length > 0) return false
-  // A loop, not `toolCallsOf(…).length` nor `some` with an arrow: checked twice a turn, with no list or closure built.
-  const content = answer.content
-  for (let i = 0; i < content.length; i++) if (content[i]!.type === 'toolCall') return true
-  return false
+  return hasToolCall(answer)
 }
 
 /** Where the protocol's stages are named in an error about a whole turn. */

@@ -13,7 +13,7 @@ import { NonNegativeInteger, describeValue, struct, taggedUnion } from './codec.
 import { UserContent, text } from './content.js'
 import { compileIs } from './fast-is.js'
 import { TranscriptMemo, type PrefixFacts } from './transcript-memo.js'
-import { AgentMessage, AssistantMessage, CustomMessage, type ToolResultMessage, type UserMessage } from './message.js'
+import { AgentMessage, AssistantMessage, CustomMessage, hasToolCall, type ToolResultMessage, type UserMessage } from './message.js'
 
 const UserContentList = t.readonlyArray(UserContent)
 
@@ -134,12 +134,6 @@ export interface TranscriptShape {
 /** A shape to fill (see {@link TranscriptShape}). */
 export const newShape = (): TranscriptShape => ({ complete: false, toolCalls: false, firstCustom: Number.POSITIVE_INFINITY })
 
-/** Whether an assistant message has a tool call (a loop: it runs over a whole history). */
-function hasToolCall(content: readonly { readonly type: string }[]): boolean {
-  for (let j = 0; j < content.length; j++) if (content[j]!.type === 'toolCall') return true
-  return false
-}
-
 /**
  * A list of messages decoded and normalized: the same array when every message
  * was canonical already (a transcript keeps its identity), else a new one.
@@ -194,7 +188,7 @@ export function decodeList(
       const message = m as AgentMessage
       const role = message.role
       if (role === 'assistant') {
-        if (!toolCalls) toolCalls = hasToolCall(message.content)
+        if (!toolCalls) toolCalls = hasToolCall(message)
       } else if (role === 'toolResult') toolCalls = true
       else if (role === 'custom' && firstCustom > i) firstCustom = i
     }

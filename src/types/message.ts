@@ -174,6 +174,17 @@ export function assistantMessage(
   }
 }
 
+/**
+ * Whether an assistant message has a tool call. A loop, not `toolCallsOf(…)
+ * .length` nor `some` with an arrow: the turn protocol asks twice a turn, and
+ * decoding a transcript asks of every assistant message in the history.
+ */
+export function hasToolCall(message: AssistantMessage): boolean {
+  const content = message.content
+  for (let i = 0; i < content.length; i++) if (content[i]!.type === 'toolCall') return true
+  return false
+}
+
 /** The tool calls of an assistant message, in order. */
 export function toolCallsOf(message: AssistantMessage): Extract<Content, { type: 'toolCall' }>[] {
   // A loop, not `filter` with an arrow: called on every tool turn, over a frozen array.
