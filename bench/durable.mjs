@@ -142,8 +142,19 @@ export function durableScenarios({ Agent, mockModel, promptRun, agentRun, toolSc
     }
   }
 
-  /** A session of `size` log entries: tool turns of one long prompt, as a plain Agent logs them. */
-  async function sessionOf(size) {
+  const madeSessions = new Map()
+  /**
+   * A session of `size` log entries: tool turns of one long prompt, as a plain Agent logs them; made once per
+   * process, as the stores' sessions are (each run opens the same one; `Agent.fromLog` keeps nothing from one
+   * call to the next). Until 2026-11-29 `durable-open` made it anew for every run: 0.5–1.6 s each, so its warm-up
+   * hit the 2 s wall bound after five runs and its processes took 4–6 s.
+   */
+  function sessionOf(size) {
+    if (!madeSessions.has(size)) madeSessions.set(size, madeSession(size))
+    return madeSessions.get(size)
+  }
+
+  async function madeSession(size) {
     const turns = Math.ceil(size / 12)
     const model = mockModel(toolScripts(turns))
     const agent = new Agent({ systemPrompt: 'You are a benchmark.', model: model.model, streamFn: model.streamFn, tools: [echo] })
