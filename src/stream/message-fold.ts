@@ -103,7 +103,7 @@ export class MessageFold {
       // head), when its updates are being read (`memo` made): it went through immer's `produce` for one chunk.
       // AGENT TEXT 100k, CPU per delta (8 alternating runs each in one process after a full GC, a timing script
       // over bench/runtimes/rxagent.mjs): Agent 2.25 -> 1.54 µs, agentLoop + reader 1.77 -> 1.34 µs.
-      memo?.set(log.length, message)
+      if (log.length > 0) memo?.set(log.length, message)
     }
     if (log.length > 0) this.segment = this.newSegment(message)
     return message
