@@ -95,8 +95,17 @@ export class MessageFold {
 
   /** The snapshot as of the last accepted chunk. Later events build on it. */
   current(): AssistantMessage {
-    const message = this.segment.memo?.get(this.segment.log.length) ?? this.head.snapshot()
-    if (this.segment.log.length > 0) this.segment = this.newSegment(message)
+    const { memo, log } = this.segment
+    let message = memo?.get(log.length)
+    if (message === undefined) {
+      message = this.head.snapshot()
+      // Kept for the update that ends the segment (the MAX_UNREAD-th chunk: it is read after the segment lost the
+      // head), when its updates are being read (`memo` made): it went through immer's `produce` for one chunk.
+      // AGENT TEXT 100k, CPU per delta (8 alternating runs each in one process after a full GC, a timing script
+      // over bench/runtimes/rxagent.mjs): Agent 2.25 -> 1.54 µs, agentLoop + reader 1.77 -> 1.34 µs.
+      if (log.length > 0) memo?.set(log.length, message)
+    }
+    if (log.length > 0) this.segment = this.newSegment(message)
     return message
   }
 
