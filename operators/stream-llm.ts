@@ -9,7 +9,7 @@ import type { AssistantMessage } from '../src/types/message.js'
 import { linked } from '../src/rx/linked-observer.js'
 import { callStreamFn } from '../src/rx/user-callback.js'
 import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
-import { accumulateMessage } from './accumulate-message.js'
+import { accumulated } from './accumulate-message.js'
 import { defaultConvertToLlm } from './transform-context.js'
 import { onTurnState } from './on-turn-state.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
@@ -131,9 +131,9 @@ function streamAnswer({ options, now, retry }: StreamTurns, state: TurnState, su
           ...(recover === undefined ? {} : { recoverOverflow: () => recover(state) }),
           onCompaction: (event) => subscriber.next(event),
         })
-  chunks$
-    .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }))
-    .subscribe(linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state)))
+  accumulated(chunks$, { model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }).subscribe(
+    linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state)),
+  )
 }
 
 /** `defer(() => callStreamFn(streamFn, request))`: the stream function is called at each subscription (each retry). */

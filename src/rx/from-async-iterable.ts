@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from 'rxjs'
+import { Observable, type Subscriber, type Unsubscribable } from 'rxjs'
 import { resident, unused } from './resident.js'
 
 /**
@@ -48,17 +48,18 @@ export function fromAsyncIterable<T>(iterable: AsyncIterable<T>): Observable<T> 
  * instructions a run (TurboFan 32 -> 21 M); optimizations over runs 2-9:
  * 47-53 -> 29.
  */
-function pullFrom<T>(iterable: AsyncIterable<T>, subscriber: Subscriber<T>): () => void {
+function pullFrom<T>(iterable: AsyncIterable<T>, subscriber: Subscriber<T>): Unsubscribable {
   const pull = new Pull(iterable[Symbol.asyncIterator](), subscriber)
   void pull.run()
-  return () => pull.cancel()
+  // The teardown is the pull itself (its `unsubscribe`), not a closure made per subscription.
+  return pull
 }
 
 /**
  * One subscription's loop. A class declared once, so that the per-value loop
  * keeps its optimized code from one stream to the next (see `linked`).
  */
-class Pull<T> {
+class Pull<T> implements Unsubscribable {
   /** The iterator finished, failed, or was asked to return: it is not touched again. */
   private over = false
 
@@ -88,7 +89,7 @@ class Pull<T> {
   }
 
   /** Unsubscribed: the iterator returns, unless it is over already. A failure to return has nowhere to go and is dropped. */
-  cancel(): void {
+  unsubscribe(): void {
     if (this.over) return
     this.over = true
     const returned = this.iterator.return?.()
