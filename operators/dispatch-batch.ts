@@ -75,10 +75,13 @@ export class CallBatch {
 
   /** Every planned call under the execution policy (at most `concurrency` at a time); completes when all have outcomes. Subscribed once. */
   run(): Observable<AgentEvent> {
-    return new Observable<AgentEvent>((o) => {
-      this.o = o
-      this.startMore()
-    })
+    return new Observable<AgentEvent>(this.begin.bind(this))
+  }
+
+  /** The subscription of {@link CallBatch.run}: a bound method, not a closure made per turn (see `pullFrom` in from-async-iterable.ts). */
+  private begin(o: Subscriber<AgentEvent>): void {
+    this.o = o
+    this.startMore()
   }
 
   /** A loop rather than recursion: calls that finish at once free their slot inside it. */

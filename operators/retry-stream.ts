@@ -45,7 +45,12 @@ export function retryStream(options: RetryOptions = {}): MonoTypeOperatorFunctio
     maxServerDelay: options.maxServerDelayMs ?? 60_000,
     shouldRetry: options.shouldRetry ?? retryable,
   }
-  return (source) => new Observable<ProviderChunk>((subscriber) => new Retries(source, subscriber, settings).start())
+  return (source) => new Observable<ProviderChunk>(startRetries.bind(undefined, source, settings))
+}
+
+/** A subscription of {@link retryStream}: bound, not a closure made per model call (see `pullFrom` in from-async-iterable.ts). */
+function startRetries(source: Observable<ProviderChunk>, settings: RetrySettings, subscriber: Subscriber<ProviderChunk>): void {
+  new Retries(source, subscriber, settings).start()
 }
 
 const retryable = (info: ProviderErrorInfo): boolean => info.retryable

@@ -1,4 +1,4 @@
-import { defer, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber } from 'rxjs'
+import { from, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber } from 'rxjs'
 import { callModel, type ModelRoute, type OverflowRecovery } from './call-model.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import { retryStream, type RetryOptions } from './retry-stream.js'
@@ -9,7 +9,7 @@ import type { AssistantMessage } from '../src/types/message.js'
 import { linked } from '../src/rx/linked-observer.js'
 import { callStreamFn } from '../src/rx/user-callback.js'
 import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
-import { accumulateMessage } from './accumulate-message.js'
+import { accumulated } from './accumulate-message.js'
 import { defaultConvertToLlm } from './transform-context.js'
 import { onTurnState } from './on-turn-state.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
@@ -95,32 +95,50 @@ export function requestOf(state: TurnState, options?: StreamOptions): LlmRequest
  * ```
  */
 export function streamLlm(options: StreamLlmOptions): TurnOperator {
-  const now = () => options.scheduler.now()
-  const retry = retryOf(options)
-  return onTurnState(
-    (state) => {
-      if (!state.started) throw outOfOrder('streamLlm', 'a turn that has not started', 'startTurn')
-      // A resumed turn (`agentLoopResume`) has its answer already: its tool calls are dispatched without a model call.
-      if (state.assistant !== undefined) return state
-      return new Observable<TurnItem>((subscriber) => {
-        const request = requestOf(state, options.options)
-        const recover = options.recoverOverflow
-        const chunks$ =
-          options.fallback === undefined && recover === undefined
-            ? // The common case needs neither a fallback chain nor recovery: one layer less per chunk.
-              defer(() => callStreamFn(options.streamFn, request)).pipe(retry)
-            : callModel(request, [{ model: state.model, streamFn: options.streamFn }, ...(options.fallback ?? [])], {
-                retry,
-                ...(recover === undefined ? {} : { recoverOverflow: () => recover(state) }),
-                onCompaction: (event) => subscriber.next(event),
-              })
-        chunks$
-          .pipe(accumulateMessage({ model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }))
-          .subscribe(linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state)))
-      })
-    },
-    { stage: 'streamLlm' },
+  const turns: StreamTurns = { options, now: () => options.scheduler.now(), retry: retryOf(options) }
+  return onTurnState(streamTurn.bind(undefined, turns), { stage: 'streamLlm' })
+}
+
+/** What every turn of one `streamLlm` shares. */
+interface StreamTurns {
+  readonly options: StreamLlmOptions
+  readonly now: () => number
+  readonly retry: MonoTypeOperatorFunction<ProviderChunk>
+}
+
+/**
+ * A turn's state, answered. This function and the two below are module
+ * functions bound to their data, not closures made per run or per turn (see
+ * `pullFrom` in from-async-iterable.ts).
+ */
+function streamTurn(turns: StreamTurns, state: TurnState): Observable<TurnItem> | TurnState {
+  if (!state.started) throw outOfOrder('streamLlm', 'a turn that has not started', 'startTurn')
+  // A resumed turn (`agentLoopResume`) has its answer already: its tool calls are dispatched without a model call.
+  if (state.assistant !== undefined) return state
+  return new Observable<TurnItem>(streamAnswer.bind(undefined, turns, state))
+}
+
+/** A subscription of a turn's answer: the model is called. */
+function streamAnswer({ options, now, retry }: StreamTurns, state: TurnState, subscriber: Subscriber<TurnItem>): void {
+  const request = requestOf(state, options.options)
+  const recover = options.recoverOverflow
+  const chunks$ =
+    options.fallback === undefined && recover === undefined
+      ? // The common case needs neither a fallback chain nor recovery: one layer less per chunk.
+        new Observable<ProviderChunk>(callStream.bind(undefined, options.streamFn, request)).pipe(retry)
+      : callModel(request, [{ model: state.model, streamFn: options.streamFn }, ...(options.fallback ?? [])], {
+          retry,
+          ...(recover === undefined ? {} : { recoverOverflow: () => recover(state) }),
+          onCompaction: (event) => subscriber.next(event),
+        })
+  accumulated(chunks$, { model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }).subscribe(
+    linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state)),
   )
+}
+
+/** `defer(() => callStreamFn(streamFn, request))`: the stream function is called at each subscription (each retry). */
+function callStream(streamFn: StreamFn, request: LlmRequest, subscriber: Subscriber<ProviderChunk>): void {
+  from(callStreamFn(streamFn, request)).subscribe(subscriber)
 }
 
 /**

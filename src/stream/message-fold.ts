@@ -115,25 +115,27 @@ export class MessageFold {
    * stop), or a string naming the violation.
    */
   push(chunk: ProviderChunk): MessageUpdate | undefined | string {
+    // Read once: chunks come in a dozen layouts, so each read of `type` is a megamorphic lookup.
+    const type = chunk.type
     if (!this.started) {
-      if (chunk.type !== 'messageStart') return `the first chunk must be 'messageStart', got '${describeType(chunk)}'`
+      if (type !== 'messageStart') return `the first chunk must be 'messageStart', got '${describeType(chunk)}'`
       this.started = true
       const model = chunk.model === '' ? this.model.modelId : chunk.model
       this.head.setMeta(model, chunk.id === '' ? undefined : chunk.id)
       this.segment = this.newSegment(this.head.snapshot())
       return undefined
     }
-    if (this.stopReason !== undefined && chunk.type !== 'usage') {
+    if (this.stopReason !== undefined && type !== 'usage') {
       return `'${describeType(chunk)}' arrived after 'stop' (only 'usage' may follow it)`
     }
     let index: number
-    switch (chunk.type) {
+    switch (type) {
       case 'messageStart':
         return `a second 'messageStart' arrived`
       case 'textDelta':
       case 'thinkingDelta': {
-        const kind = chunk.type === 'textDelta' ? 'text' : 'thinking'
-        if (typeof chunk.text !== 'string') return `'${chunk.type}' has no text`
+        const kind = type === 'textDelta' ? 'text' : 'thinking'
+        if (typeof chunk.text !== 'string') return `'${type}' has no text`
         index = this.lastKind === kind ? this.contentLength - 1 : this.contentLength++
         this.lastKind = kind
         break
@@ -167,7 +169,7 @@ export class MessageFold {
         const track = this.tools?.get(chunk.id)
         if (track === undefined) return `'${chunk.type}' for tool use '${chunk.id}', which never started`
         if (track.ended) return `'${chunk.type}' for tool use '${chunk.id}' after its end`
-        if (chunk.type === 'toolUseEnd') track.ended = true
+        if (type === 'toolUseEnd') track.ended = true
         else if (typeof chunk.fragment !== 'string') return `'toolUseArgsDelta' for '${chunk.id}' has no fragment`
         index = track.contentIndex
         break
@@ -220,17 +222,24 @@ export class MessageFold {
     const current = this.current()
     const u = current.usage
     const usage = this.usageSeen && !this.totalSeen ? Object.freeze({ ...u, total: u.input + u.output + u.cacheRead + u.cacheWrite }) : u
-    return Object.freeze({
-      ...current,
-      content: hasStreamingCall(current.content) ? Object.freeze(current.content.map(cutOff)) : current.content,
-      stopReason,
-      ...(errorMessage === undefined ? {} : { errorMessage }),
-      ...(failure?.kind === undefined ? {} : { errorKind: failure.kind }),
-      usage,
-      cost: frozenCost(costOf(usage, this.model.cost)),
-    })
+    // Written out, in the keys' order of a spread of the snapshot, rather than `{ ...current, … }`:
+    // a spread of a frozen object takes V8's slow clone, one property at a time. TOOLS 200 turns
+    // (one final message a turn), callgrind, two full GCs before each of 6 runs: 88.5 -> 88.3 M
+    // instructions a run.
+    const { provider, model, timestamp, responseId } = current
+    const content = hasStreamingCall(current.content) ? Object.freeze(current.content.map(cutOff)) : current.content
+    const cost = frozenCost(costOf(usage, this.model.cost))
+    const message: Writable<AssistantMessage> =
+      responseId === undefined
+        ? { role: 'assistant', provider, model, cost, stopReason, timestamp, content, usage }
+        : { role: 'assistant', provider, model, cost, stopReason, timestamp, responseId, content, usage }
+    if (errorMessage !== undefined) message.errorMessage = errorMessage
+    if (failure?.kind !== undefined) message.errorKind = failure.kind
+    return Object.freeze(message)
   }
 }
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 function describeType(chunk: unknown): string {
   const type = typeof chunk === 'object' && chunk !== null ? (chunk as { type?: unknown }).type : undefined

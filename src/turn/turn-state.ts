@@ -12,7 +12,8 @@ import type { AgentMessage, AssistantMessage, ToolResultMessage, LlmMessage } fr
 import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
 import type { AgentTool } from '../types/tool.js'
-import { addCost, addUsage, type Cost, type Usage } from '../types/usage.js'
+import { addCost, addUsage, emptyCost, emptyUsage, type Cost, type Usage } from '../types/usage.js'
+import { resident } from '../rx/resident.js'
 import { appendMessages, messagesFrom } from '../types/growing-transcript.js'
 import { holdLazily, lazilyAppended, lazyTranscriptOf, transcriptLength, type Transcript } from '../types/lazy-transcript.js'
 
@@ -194,3 +195,12 @@ export function runViewOf(state: TurnState): {
 } {
   return { turnIndex: state.turnIndex, messages: state.context.messages, model: state.model, usage: state.usage, cost: state.cost }
 }
+
+// A frozen state's hidden class is a transition that the unfrozen class holds weakly: with no state
+// alive (a full GC between two runs) it was collected, and every optimized function that reads a
+// state (nextState, stateWith, runViewOf, hasUnansweredCalls, CallBatch's complete…) was thrown
+// away ("weak objects") and compiled again in the next run. One frozen state kept for the process
+// keeps the class. TOOLS 200 turns, two full GCs before each of 6 runs, callgrind, node
+// --single-threaded: 148.6 -> 102.1 M instructions a run (TurboFan's share 69 -> 32 M);
+// weak-objects marks over runs 2-9: 17 -> 1-2.
+resident(nextState(initialState({ systemPrompt: '', messages: [], tools: [] }, { provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, [], emptyUsage, emptyCost), { started: true }))
