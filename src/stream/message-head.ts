@@ -58,6 +58,16 @@ export class Head {
     this.last = undefined
   }
 
+  /** What `apply` does with a text or thinking delta into block `index`, whose text is growing already. */
+  extend(index: number, text: string): void {
+    this.growing[index]!.append(text)
+    if (index !== this.lastChanged) {
+      this.changed.add(index)
+      this.lastChanged = index
+    }
+    this.last = undefined
+  }
+
   apply(chunk: ProviderChunk, index: number): void {
     const growing = this.growing[index]
     if (growing !== undefined && (chunk.type === 'textDelta' || chunk.type === 'thinkingDelta')) growing.append(chunk.text)
