@@ -22,7 +22,7 @@ import type { ProviderErrorKind } from '../types/provider-error.js'
 import { costOf } from '../types/usage.js'
 import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 import { resident } from '../rx/resident.js'
-import { MAX_UNREAD, MessageUpdate, type Segment } from './message-update.js'
+import { MAX_READ, MAX_UNREAD, MessageUpdate, type Segment } from './message-update.js'
 import { cutOff, frozenCost, hasStreamingCall, Head } from './message-head.js'
 
 export { MessageUpdate } from './message-update.js'
@@ -208,9 +208,9 @@ export class MessageFold {
 
   /** Adds an update the head has applied to the current segment's log. */
   private append(update: MessageUpdate): void {
-    const log = this.segment.log
+    const { log, memo } = this.segment
     log.push(update)
-    if (log.length >= MAX_UNREAD) this.current()
+    if (log.length >= (memo === undefined ? MAX_UNREAD : MAX_READ)) this.current()
   }
 
   /** Whether a clean `stop` was seen. */

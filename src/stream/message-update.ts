@@ -45,6 +45,14 @@ export interface Segment {
  */
 export const MAX_UNREAD = 256
 
+/**
+ * A segment some of whose updates were read is rebased after this many
+ * chunks: its memo keeps every snapshot read, and a reader of every update
+ * (an Agent's `state$`) would otherwise keep up to {@link MAX_UNREAD} of
+ * them alive, for the young generation's collector to copy.
+ */
+export const MAX_READ = 64
+
 /** A `messageUpdate` event whose `message` is materialized on first read. */
 export class MessageUpdate implements MessageUpdateEvent {
   readonly type = 'messageUpdate' as const
