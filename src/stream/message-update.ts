@@ -49,7 +49,9 @@ export const MAX_UNREAD = 256
  * A segment some of whose updates were read is rebased after this many
  * chunks: its memo keeps every snapshot read, and a reader of every update
  * (an Agent's `state$`) would otherwise keep up to {@link MAX_UNREAD} of
- * them alive, for the young generation's collector to copy.
+ * them alive, for the young generation's collector to copy (AGENT TEXT 10k,
+ * 20 warm-up + 8 runs under callgrind: about 330 instructions of scavenging
+ * per delta more than with 64).
  */
 export const MAX_READ = 64
 
