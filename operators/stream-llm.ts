@@ -167,8 +167,8 @@ class AnswerEvents {
  * was once thrown away at every run's end, and this link was left out. It no
  * longer is (`--trace-deopt`: no deoptimization in runs 1–4). TEXT 10k, async
  * source, full GC before each run, 15 warm-up + 5 runs under callgrind (node
- * --single-threaded, /tmp/textloop/cgg.sh): 2,992 → 2,873 instructions per
- * delta (the bare `for await` floor: 1,844).
+ * --single-threaded): 2,992 → 2,873 instructions per delta (the bare `for
+ * await` floor: 1,844).
  */
 class AnswerLink extends LinkedObserver<AssistantStreamEvent> {
   override next(event: AssistantStreamEvent): void {

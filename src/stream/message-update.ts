@@ -39,8 +39,8 @@ export interface Segment {
  * array, the message) for the new segment's base: after 64 chunks that was
  * about 40 instructions per delta of a stream nobody reads. TEXT 10k, async
  * source, full GC before each run, 15 warm-up + 5 runs under callgrind (node
- * --single-threaded, /tmp/textloop/cgg.sh): 2,873 → 2,790 instructions per
- * delta with 256 (1,024: 2,755). An unread log holds at most 256 updates,
+ * --single-threaded): 2,873 → 2,790 instructions per delta with 256 (1,024:
+ * 2,755). An unread log holds at most 256 updates,
  * about 8 KB.
  */
 export const MAX_UNREAD = 256
