@@ -823,7 +823,7 @@ describe('accumulateMessage: snapshots', () => {
     expect(textOf(json.message)).toBe('abc')
   })
 
-  it('over 1000 unread chunks still give correct snapshots (log rebased every 512)', () => {
+  it('over 1000 unread chunks still give correct snapshots (the log rebased every MAX_UNREAD, 256)', () => {
     const n = 1300
     const events = collect([chunk.start(), ...Array.from({ length: n }, (_, i) => chunk.text(`${i % 10}`)), chunk.stop()])
     const full = Array.from({ length: n }, (_, i) => `${i % 10}`).join('')

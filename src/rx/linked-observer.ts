@@ -205,8 +205,8 @@ function reportUnhandled(error: unknown): void {
  * handlers of a retry attempt and of the message fold so linked (TEXT 10k,
  * async source, steady state, valgrind, node --single-threaded): 76.5 → 31.6
  * million instructions per run (with the fold's `lastChanged`); the bare
- * `for await` floor: 23.0. Not for a handler that calls the app's own
- * callbacks (see `AnswerEvents` in stream-llm.ts).
+ * `for await` floor: 23.0. The answer's events are linked so too (see
+ * `AnswerLink` in stream-llm.ts).
  *
  * @example
  * class AttemptLink extends LinkedObserver<ProviderChunk> {

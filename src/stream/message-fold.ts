@@ -22,7 +22,7 @@ import type { ProviderErrorKind } from '../types/provider-error.js'
 import { costOf } from '../types/usage.js'
 import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 import { resident } from '../rx/resident.js'
-import { MAX_UNREAD, MessageUpdate, type Segment } from './message-update.js'
+import { MAX_READ, MAX_UNREAD, MessageUpdate, type Segment } from './message-update.js'
 import { cutOff, frozenCost, hasStreamingCall, Head } from './message-head.js'
 
 export { MessageUpdate } from './message-update.js'
@@ -99,7 +99,7 @@ export class MessageFold {
     let message = memo?.get(log.length)
     if (message === undefined) {
       message = this.head.snapshot()
-      // Kept for the update that ends the segment (the MAX_UNREAD-th chunk: it is read after the segment lost the
+      // Kept for the update that ends the segment (the MAX_READ-th chunk of a read segment: it is read after the segment lost the
       // head), when its updates are being read (`memo` made): it went through immer's `produce` for one chunk.
       // AGENT TEXT 100k, CPU per delta (8 alternating runs each in one process after a full GC, a timing script
       // over bench/runtimes/rxagent.mjs): Agent 2.25 -> 1.54 µs, agentLoop + reader 1.77 -> 1.34 µs.
@@ -117,6 +117,20 @@ export class MessageFold {
   push(chunk: ProviderChunk): MessageUpdate | undefined | string {
     // Read once: chunks come in a dozen layouts, so each read of `type` is a megamorphic lookup.
     const type = chunk.type
+    // The commonest chunk by far, a text delta into the text block already streaming, has a path
+    // of its own: the same checks, update and log as below, without the walk through every chunk
+    // type. TEXT 10k, async source, full GC before each run, 15 warm-up + 5 runs under callgrind
+    // (valgrind, node --single-threaded): 2,800 -> 2,746 instructions per delta.
+    if (type === 'textDelta' && this.lastKind === 'text' && this.stopReason === undefined) {
+      const text = chunk.text
+      if (typeof text === 'string') {
+        const index = this.contentLength - 1
+        const update = new MessageUpdate(chunk, index, this.segment, this.segment.log.length + 1)
+        this.head.extend(index, text)
+        this.append(update)
+        return update
+      }
+    }
     if (!this.started) {
       if (type !== 'messageStart') return `the first chunk must be 'messageStart', got '${describeType(chunk)}'`
       this.started = true
@@ -200,8 +214,14 @@ export class MessageFold {
 
   private log(update: MessageUpdate): void {
     this.head.apply(update.chunk, update.contentIndex)
-    this.segment.log.push(update)
-    if (this.segment.log.length >= MAX_UNREAD) this.current()
+    this.append(update)
+  }
+
+  /** Adds an update the head has applied to the current segment's log. */
+  private append(update: MessageUpdate): void {
+    const { log, memo } = this.segment
+    log.push(update)
+    if (log.length >= (memo === undefined ? MAX_UNREAD : MAX_READ)) this.current()
   }
 
   /** Whether a clean `stop` was seen. */

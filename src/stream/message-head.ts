@@ -64,6 +64,16 @@ export class Head {
     this.last = undefined
   }
 
+  /** What `apply` does with a text or thinking delta into block `index`, whose text is growing already. */
+  extend(index: number, text: string): void {
+    this.growing[index]!.append(text)
+    if (index !== this.lastChanged) {
+      this.changed.add(index)
+      this.lastChanged = index
+    }
+    this.last = undefined
+  }
+
   apply(chunk: ProviderChunk, index: number): void {
     // Read once: chunks come in a dozen layouts, so each read of `type` is a megamorphic lookup
     // (with the same in MessageFold.push, TOOLS 200: 86.5 -> 85.5 M instructions a run, callgrind).
