@@ -8,9 +8,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { Agent } from '../src/agent/agent.js'
-import { appendMessages } from '../src/types/growing-transcript.js'
+import { appendMessages, lineageOf } from '../src/types/growing-transcript.js'
 import { text } from '../src/types/content.js'
-import { decodeMessages } from '../src/types/input.js'
 import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
 import { repairTranscript, validTranscript } from '../src/types/settle.js'
 import { TranscriptMemo, type PrefixFacts } from '../src/types/transcript-memo.js'
@@ -82,7 +81,7 @@ describe('TranscriptMemo: the same messages in another array', () => {
     const grown = appendMessages(Object.freeze([]), messages)
     expect(memo.find(grown)).toEqual({ length: 8 })
     // Same lineage, found without comparing.
-    expect(memo.findLineage(Object.getOwnPropertySymbols(grown).map((s) => (grown as unknown as Record<symbol, object>)[s])[0]!)).toEqual({ length: 8 })
+    expect(memo.findLineage(lineageOf(grown)!)).toEqual({ length: 8 })
 
     const longer = new TranscriptMemo<PrefixFacts>()
     longer.record(Object.freeze([...messages]), { length: 10 })
