@@ -7,6 +7,7 @@
  * Proxy is frozen when its target is), without timing anything.
  */
 import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
 import { Agent } from '../src/agent/agent.js'
 import { appendMessages, lineageOf } from '../src/types/growing-transcript.js'
 import { text } from '../src/types/content.js'
@@ -116,6 +117,36 @@ describe('the validity check for a prefix of a valid transcript', () => {
     expect(repairTranscript(Object.freeze(messages.slice(0, 24))).repairs).toEqual([{ kind: 'missingResult', toolCallId: 'c2', index: 22 }])
     expect(repairTranscript(Object.freeze(messages.slice(0, 23))).repairs.map((r) => r.toolCallId)).toEqual(['c2', 'c3'])
     expect(repairTranscript(Object.freeze(messages.slice(0, 25))).repairs).toEqual([])
+  })
+})
+
+describe('every prefix of a remembered transcript, against a fresh check', () => {
+  it('gets the repairs a copy of new objects gets', () => {
+    const item = fc.oneof(
+      fc.constantFrom('user', 'text'),
+      fc.record({ calls: fc.uniqueArray(fc.nat({ max: 4 }), { minLength: 1, maxLength: 3 }) }),
+      fc.record({ result: fc.nat({ max: 4 }) }),
+    )
+    const make = (it: string | { calls: number[] } | { result: number }): AgentMessage =>
+      typeof it === 'string'
+        ? Object.freeze(it === 'user' ? userMessage('u') : assistantMessage('a'))
+        : 'calls' in it
+          ? call(...it.calls.map((c) => `c${c}`))
+          : result(`c${it.result}`)
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 14 }), fc.boolean(), (items, growing) => {
+        const messages = items.map(make)
+        const whole = growing ? appendMessages(Object.freeze([]), messages) : Object.freeze([...messages])
+        repairTranscript(whole)
+        // Longest first: each prefix is then found as a prefix of the one checked before.
+        for (let n = messages.length; n >= 0; n--) {
+          const fresh = repairTranscript(structuredClone(messages.slice(0, n))).repairs
+          expect(repairTranscript(Object.freeze(messages.slice(0, n))).repairs).toEqual(fresh)
+          if (growing) expect(repairTranscript(appendMessages(Object.freeze([]), messages.slice(0, n))).repairs).toEqual(fresh)
+        }
+      }),
+      { numRuns: 300 },
+    )
   })
 })
 
