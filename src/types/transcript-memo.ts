@@ -26,9 +26,11 @@
  *    do not displace it. What step 3 finds is then kept for the new
  *    transcript by steps 1 and 2, and the comparison of two frozen arrays is
  *    remembered for the other memos: a transcript is compared once, not at
- *    every lookup of every memo (a second Agent restored from the same 60,000
- *    messages: two full walks per run, 3.4 to 21 ms a short run, against
- *    1.4 ms for the first Agent).
+ *    every lookup of every memo. A second Agent restored from the same 60,000
+ *    messages compared its history at every run's decoding and check, and
+ *    walked it whole when the first Agent's longer transcript was the one
+ *    remembered: one short prompt took 9.3 to 11.3 ms (median of 100 Agents
+ *    on the same message objects), now 2.1 to 2.2 ms, as on fresh ones.
  *
  * Steps 1 and 2 read nothing of the transcript.
  *
