@@ -118,13 +118,37 @@ function frozenFrom(messages: readonly AgentMessage[], from: number): boolean {
 }
 
 /**
+ * Whether the prefix `messages` of a valid transcript is valid itself: a walk
+ * back to its last assistant or user message. In the valid transcript, every
+ * result follows its call's assistant message before the next user or
+ * assistant message, so the prefix can miss results only for the calls of its
+ * last assistant message (none after a user message). `false` when one of
+ * those calls has no result in the prefix (or is a call id made twice, which
+ * the full check sorts out).
+ */
+function lastTurnAnswered(messages: readonly AgentMessage[]): boolean {
+  let answered: Set<string> | undefined
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!
+    if (m.role === 'user') return true
+    if (m.role === 'toolResult') (answered ??= new Set()).add(m.toolCallId)
+    else if (m.role === 'assistant') {
+      for (const block of m.content) if (block.type === 'toolCall' && answered?.has(block.id) !== true) return false
+      return true
+    }
+  }
+  return true
+}
+
+/**
  * Whether `messages` is valid, checking only what no earlier check covered;
  * remembered when its messages are frozen.
  */
 function isValid(messages: readonly AgentMessage[]): boolean {
   const known = validPrefixes.find(messages)
   if (known !== undefined && known.length === messages.length) return true
-  // A longer transcript of the same lineage was valid: its prefix need not be (a call may wait for its result).
+  // A longer valid transcript starts with `messages`: it is valid unless cut inside a tool turn.
+  if (known !== undefined && known.length > messages.length && lastTurnAnswered(messages)) return true
   const from = known !== undefined && known.length < messages.length ? known.length : 0
   const prefix = from === 0 ? undefined : known!.calls
   const added = validSuffix(messages, from, prefix)

@@ -19,9 +19,18 @@
  *    the code that built it by appending says so ({@link noteAppended});
  * 3. by the last transcript recorded that starts with the same first
  *    message object, when the new one starts with all of its message
- *    objects: the one walk left, an identity comparison without property
- *    reads. Keyed by the first message, so that other lists checked in
- *    between (a prompt, another conversation) do not displace it.
+ *    objects, or is a prefix of it (the same history restored into a second
+ *    Agent, after the first one's runs grew it): the one walk left, an
+ *    identity comparison without property reads. Keyed by the first message,
+ *    so that other lists checked in between (a prompt, another conversation)
+ *    do not displace it. What step 3 finds is then kept for the new
+ *    transcript by steps 1 and 2, and the comparison of two frozen arrays is
+ *    remembered for the other memos: a transcript is compared once, not at
+ *    every lookup of every memo. A second Agent restored from the same 60,000
+ *    messages compared its history at every run's decoding and check, and
+ *    walked it whole when the first Agent's longer transcript was the one
+ *    remembered: one short prompt took 9.3 to 11.3 ms (median of 100 Agents
+ *    on the same message objects), now 2.1 to 2.2 ms, as on fresh ones.
  *
  * Steps 1 and 2 read nothing of the transcript.
  *
@@ -51,6 +60,22 @@ function lineage(messages: readonly AgentMessage[], start = false): object | und
   const chain: ProvenLineage = { tip: messages.length }
   proven.set(messages, chain)
   return chain
+}
+
+/**
+ * Pairs of frozen transcripts found to agree on every message both hold (one
+ * is a prefix of the other), each kept under the one compared last: the
+ * memos find the same pair in turn (a restored transcript is decoded,
+ * checked and estimated), and compare it once.
+ */
+const agreeing = new WeakMap<readonly AgentMessage[], readonly AgentMessage[]>()
+
+/** Whether `a` and `b` hold the same message objects up to the shorter one's length. */
+function sharePrefix(a: readonly AgentMessage[], b: readonly AgentMessage[]): boolean {
+  if (agreeing.get(b) === a || agreeing.get(a) === b) return true
+  for (let i = Math.min(a.length, b.length) - 1; i >= 0; i--) if (a[i] !== b[i]) return false
+  if (Object.isFrozen(a) && Object.isFrozen(b)) agreeing.set(b, a)
+  return true
 }
 
 /** `messages` was found to start with all of `seen`: when both are frozen and `seen` is the longest of its lineage, `messages` joins it. */
@@ -90,8 +115,9 @@ export class TranscriptMemo<F extends PrefixFacts> {
 
   /**
    * The facts recorded for `messages` or for a prefix of it; `undefined` when
-   * none is known. With a lineage, the facts may cover more than `messages`
-   * (a longer transcript of the same lineage): read them up to `messages.length`.
+   * none is known. The facts may cover more than `messages` (a longer
+   * transcript of the same lineage, or one that `messages` is a prefix of):
+   * read them up to `messages.length`.
    */
   find(messages: readonly AgentMessage[]): F | undefined {
     if (Object.isFrozen(messages)) {
@@ -105,11 +131,14 @@ export class TranscriptMemo<F extends PrefixFacts> {
     }
     const first: unknown = messages[0]
     const last = typeof first === 'object' && first !== null ? this.byFirst.get(first) : undefined
-    if (last === undefined || last.messages.length > messages.length) return undefined
-    const seen = last.messages
-    for (let i = seen.length - 1; i >= 0; i--) if (seen[i] !== messages[i]) return undefined
-    join(seen, messages)
-    return last.facts
+    if (last === undefined || !sharePrefix(last.messages, messages)) return undefined
+    const { facts } = last
+    if (last.messages.length <= messages.length) join(last.messages, messages)
+    // Kept for `messages`, so that it is not compared again: by itself when frozen (facts may
+    // then cover more than it, as a lineage's do), by its lineage when they cover no more.
+    if (Object.isFrozen(messages)) this.memo.set(messages, facts)
+    if (line !== undefined && facts.length <= messages.length) this.memo.set(line, facts)
+    return facts
   }
 
   /** The facts recorded for the lineage `line` (a growing transcript's backing): they cover a prefix of it. */
