@@ -48,11 +48,17 @@ export type Fields = { -readonly [K in keyof AgentState]: AgentState[K] }
  * full GC, /tmp-style fixed-run driver over bench/runtimes/rxagent.mjs) 572M
  * -> 516M instructions a run, immer's functions no longer recompiled at every
  * run. The rarer entries keep immer.
+ *
+ * `recipe` is a module function and `arg` what it assigns, not an arrow made
+ * per entry: an arrow's optimized code died with it, so that after a full GC
+ * between runs each run compiled the recipes again (agent-tools 200, 10 runs
+ * each after a full GC, `--trace-opt`: `withMessages`' arrow optimized again
+ * in most runs).
  */
-export function assigned(state: AgentState, recipe: (d: Fields) => void): AgentState {
+export function assigned<A>(state: AgentState, recipe: (d: Fields, arg: A) => void, arg: A): AgentState {
   const lazy = lazyTranscriptOf(state)
   const next: Fields = withFields(state, lazy === undefined ? state.messages : asMessages(lazy), state.streamMessage)
-  recipe(next)
+  recipe(next, arg)
   const messages: unknown = next.messages
   if (messages === (lazy ?? state.messages) && sameFields(state, next)) return state
   return messages instanceof Transcript ? lazyAgentState(next, messages, next.streamMessage) : Object.freeze(next)

@@ -11,7 +11,7 @@ import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
 import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, type ToolResolver } from './agent-reducer.js'
 import type { AgentState } from './agent-state.js'
-import { StreamMarker } from './stream-marks.js'
+import { StreamMarker, type Clock } from './stream-marks.js'
 // The states a run builds, kept for the process (see the module).
 import './resident-states.js'
 
@@ -92,9 +92,9 @@ export class AgentStore {
   /** Chunks of the message streaming now not yet in `streamMessage` (see {@link LARGE_MESSAGE_BLOCKS}). */
   private unshown = 0
 
-  /** @param now the agent's clock (its scheduler's `now`): the times of a streamed message's marks. */
-  constructor(init: Omit<InitEntry, 'seq'>, tools: readonly AgentTool[], now: () => number) {
-    this.marker = new StreamMarker(now)
+  /** @param clock the agent's clock (its scheduler): the times of a streamed message's marks. */
+  constructor(init: Omit<InitEntry, 'seq'>, tools: readonly AgentTool[], clock: Clock) {
+    this.marker = new StreamMarker(clock)
     this.know(tools)
     const entry: AgentLogEntry = { ...init, seq: 0 }
     this.entries = [entry]
