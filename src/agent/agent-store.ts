@@ -141,7 +141,7 @@ export class AgentStore {
 
   /** Logs what a run's `event` changes (the streamed message only transiently). @throws what the reducer throws. */
   record(event: AgentEvent): void {
-    if (event.type !== 'messageUpdate') return this.recordLogged(event)
+    if (event.type !== 'messageUpdate') return this.recordEntry(event)
     const chunks = this.chunks
     if (chunks !== undefined) chunks(event.chunk)
     if (this.marker.awaitingChunk) this.marker.chunk(event.chunk)
@@ -155,8 +155,10 @@ export class AgentStore {
   /**
    * Every event but a delta, out of `record` (see `recordEnd`): in a run of one long answer
    * they come once between the deltas, and inlined in `record` deoptimized it at the answer's end.
+   * A run's handler of those events calls it directly (`ActiveRun.other`), so that its code
+   * does not take the delta path in with `record`.
    */
-  private recordLogged(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
+  recordEntry(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
     switch (event.type) {
       case 'messageStart':
         if (event.message.role === 'assistant') {
