@@ -51,9 +51,10 @@ export type Fields = { -readonly [K in keyof AgentState]: AgentState[K] }
  *
  * `recipe` is a module function and `arg` what it assigns, not an arrow made
  * per entry: an arrow's optimized code died with it, so that after a full GC
- * between runs each run compiled the recipes again (agent-tools 200, 10 runs
- * each after a full GC, `--trace-opt`: `withMessages`' arrow optimized again
- * in most runs).
+ * between runs a run compiled the recipes again (agent-tools 200, 30 runs
+ * each after a full GC, `--perf-basic-prof`: `withMessages`' arrow compiled
+ * 5 times; callgrind figures with the other changes of the time: see
+ * `callModel`'s `ModelCall`).
  */
 export function assigned<A>(state: AgentState, recipe: (d: Fields, arg: A) => void, arg: A): AgentState {
   const lazy = lazyTranscriptOf(state)
