@@ -66,14 +66,7 @@ export type ToolResolver = (names: readonly string[]) => readonly AgentTool[]
 const frozen = <T>(items: T[]): readonly T[] => Object.freeze(items)
 const EMPTY: readonly never[] = Object.freeze([])
 /** `list` without the item at `at`, frozen; `list` itself when `at` is -1. */
-function without<T>(list: readonly T[], at: number): readonly T[] {
-  if (at < 0) return list
-  // A loop, not `filter` with an arrow made per call, whose optimized code died with it at a full GC
-  // (agent-tools 200, 30 runs each after a full GC, `--perf-basic-prof`: that arrow compiled 11 times).
-  const kept: T[] = []
-  for (let i = 0; i < list.length; i++) if (i !== at) kept.push(list[i]!)
-  return frozen(kept)
-}
+const without = <T>(list: readonly T[], at: number): readonly T[] => (at < 0 ? list : frozen(list.filter((_, i) => i !== at)))
 
 /** Whether two specs name the same model. */
 export const sameModel = (a: ModelSpec, b: ModelSpec): boolean => a.provider === b.provider && a.modelId === b.modelId
@@ -95,20 +88,30 @@ export function reduceAgentLog(state: AgentState, entry: AgentLogEntry | AgentLo
     case 'runStart':
     case 'runResumed':
     case 'agentStart':
-      return assigned(state, running, undefined)
+      return assigned(state, running)
     case 'messageEnd':
       return withMessages(state, [entry.message])
     // Every tool call of a run logs these two: without immer, as the run's other entries (see `assigned`).
     case 'toolExecutionStart': {
-      return assigned(state, setPendingToolCalls, frozen([...state.pendingToolCalls, entry.toolCallId]))
+      const pending = frozen([...state.pendingToolCalls, entry.toolCallId])
+      return assigned(state, (d) => {
+        d.pendingToolCalls = pending
+      })
     }
     case 'toolExecutionEnd': {
       const pending = without(state.pendingToolCalls, state.pendingToolCalls.indexOf(entry.toolCallId))
-      return pending === state.pendingToolCalls ? state : assigned(state, setPendingToolCalls, pending)
+      return pending === state.pendingToolCalls
+        ? state
+        : assigned(state, (d) => {
+            d.pendingToolCalls = pending
+          })
     }
     case 'agentEnd': {
       const error = entry.stopReason === 'error' || entry.stopReason === 'aborted' ? (entry.error ?? entry.stopReason) : undefined
-      return assigned(state, endRunWith, error)
+      return assigned(state, (d) => {
+        endRun(d)
+        d.error = error
+      })
     }
     case 'runFailed': {
       const reason = entry.settleReason
@@ -199,7 +202,10 @@ function withMessages(state: AgentState, messages: readonly AgentMessage[]): Age
   const appended = lazy !== undefined ? asMessages(lazy) : appendMessages(state.messages, messages)
   let answer = false
   for (let i = 0; i < messages.length; i++) if (messages[i]!.role === 'assistant') answer = true
-  return assigned(state, answer ? setAnswered : setMessages, appended)
+  return assigned(state, (d) => {
+    d.messages = appended
+    if (answer) d.streamMessage = undefined
+  })
 }
 
 /** `value`, frozen all the way down without recursion (see the module comment). */
@@ -208,33 +214,10 @@ function frozenMessage<T>(value: T): T {
   return value
 }
 
-// The recipes of `assigned` (module functions: see `agent-state-update.ts`).
-
 /** A run starts (or goes on): running, no error. */
-function running(d: Fields): void {
+const running = (d: Fields): void => {
   d.isRunning = true
   d.error = undefined
-}
-
-function setPendingToolCalls(d: Fields, pending: readonly string[]): void {
-  d.pendingToolCalls = pending
-}
-
-/** A run ends (`agentEnd`) with `error`, if any. */
-function endRunWith(d: Fields, error: string | undefined): void {
-  endRun(d)
-  d.error = error
-}
-
-/** The transcript grew by messages that hold no answer (tool results, prompts). */
-function setMessages(d: Fields, messages: readonly AgentMessage[]): void {
-  d.messages = messages
-}
-
-/** The transcript grew by an answer: the streamed message ended. */
-function setAnswered(d: Fields, messages: readonly AgentMessage[]): void {
-  d.messages = messages
-  d.streamMessage = undefined
 }
 
 /** What no run outlives: the streamed message, executing calls, approvals waiting. */

@@ -48,18 +48,11 @@ export type Fields = { -readonly [K in keyof AgentState]: AgentState[K] }
  * full GC, /tmp-style fixed-run driver over bench/runtimes/rxagent.mjs) 572M
  * -> 516M instructions a run, immer's functions no longer recompiled at every
  * run. The rarer entries keep immer.
- *
- * `recipe` is a module function and `arg` what it assigns, not an arrow made
- * per entry: an arrow's optimized code died with it, so that after a full GC
- * between runs a run compiled the recipes again (agent-tools 200, 30 runs
- * each after a full GC, `--perf-basic-prof`: `withMessages`' arrow compiled
- * 5 times; callgrind figures with the other changes of the time: see
- * `callModel`'s `ModelCall`).
  */
-export function assigned<A>(state: AgentState, recipe: (d: Fields, arg: A) => void, arg: A): AgentState {
+export function assigned(state: AgentState, recipe: (d: Fields) => void): AgentState {
   const lazy = lazyTranscriptOf(state)
   const next: Fields = withFields(state, lazy === undefined ? state.messages : asMessages(lazy), state.streamMessage)
-  recipe(next, arg)
+  recipe(next)
   const messages: unknown = next.messages
   if (messages === (lazy ?? state.messages) && sameFields(state, next)) return state
   return messages instanceof Transcript ? lazyAgentState(next, messages, next.streamMessage) : Object.freeze(next)
