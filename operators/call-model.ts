@@ -1,4 +1,4 @@
-import { defer, identity, Observable, type MonoTypeOperatorFunction } from 'rxjs'
+import { defer, identity, Observable, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
 import { callStreamFn, callUser, CallbackError } from '../src/rx/user-callback.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
@@ -36,69 +36,112 @@ export interface CallModelOptions {
  * ```
  */
 export function callModel(request: LlmRequest, routes: readonly ModelRoute[], options: CallModelOptions = {}): Observable<ProviderChunk> {
-  const retry = options.retry ?? identity
-  return new Observable<ProviderChunk>((subscriber) => {
-    let route = 0
-    let recovered = false
-    let messages = request.messages
-    /** Retries once with the recovered context; `false` when there is nothing to recover with (`true` when recovery itself failed: the call errored). */
-    const recoverFrom = (info: ProviderErrorInfo): boolean => {
-      if (recovered || options.recoverOverflow === undefined) return false
-      const recovery = callUser('recoverOverflow', options.recoverOverflow)
-      if (recovery instanceof CallbackError) {
-        subscriber.error(recovery)
-        return true
-      }
-      if (recovery === undefined) return false
-      recovered = true
-      messages = recovery.messages
-      subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info })
-      options.onCompaction?.({ type: 'compaction', reason: 'overflow', ...recovery.compaction })
-      start()
+  return new Observable<ProviderChunk>((subscriber) => new ModelCall(request, routes, options, subscriber).start())
+}
+
+/**
+ * The state of one {@link callModel} subscription, its attempts' handlers as
+ * methods ({@link Attempt}) rather than arrows made per call, whose optimized
+ * code died with the last of them at a full GC between runs (an Agent's runs
+ * take this path: its default sliding window recovers overflows). The
+ * per-chunk `Attempt.next` is still compiled again after such a GC when it
+ * inlined the run's own downstream subscriber (`--trace-opt`, agent-tools 200:
+ * 8 of 8 runs). With the Agent's own changes of the time (`ActiveRun.other`,
+ * the stream marks' clock), agent-tools 200 under callgrind (full GC before
+ * each of 6 runs) went 3,031-3,047M -> 2,795M instructions; agent-long 5000
+ * stayed within its noise (1,111-1,234M -> 1,146M).
+ */
+class ModelCall {
+  private route = 0
+  private recovered = false
+  private messages: LlmRequest['messages']
+  private readonly retry: MonoTypeOperatorFunction<ProviderChunk>
+
+  constructor(
+    private readonly request: LlmRequest,
+    private readonly routes: readonly ModelRoute[],
+    private readonly options: CallModelOptions,
+    readonly subscriber: Subscriber<ProviderChunk>,
+  ) {
+    this.messages = request.messages
+    this.retry = options.retry ?? identity
+  }
+
+  /** Calls the current route. */
+  start(): void {
+    const { model, streamFn } = this.routes[this.route]!
+    defer(() => callStreamFn(streamFn, { ...this.request, model, messages: this.messages }))
+      .pipe(this.retry)
+      .subscribe(linked<ProviderChunk>(this.subscriber, new Attempt(this, model)))
+  }
+
+  /** Retries once with the recovered context; `false` when there is nothing to recover with (`true` when recovery itself failed: the call errored). */
+  recoverFrom(info: ProviderErrorInfo): boolean {
+    const { options, subscriber } = this
+    if (this.recovered || options.recoverOverflow === undefined) return false
+    const recovery = callUser('recoverOverflow', options.recoverOverflow)
+    if (recovery instanceof CallbackError) {
+      subscriber.error(recovery)
       return true
     }
-    const start = (): void => {
-      const { model, streamFn } = routes[route]!
-      let stopped = false
-      let prompt = 0
-      defer(() => callStreamFn(streamFn, { ...request, model, messages }))
-        .pipe(retry)
-        .subscribe(
-          linked<ProviderChunk>(subscriber, {
-            next: (chunk) => {
-              if (chunk.type === 'stop') stopped = true
-              else if (chunk.type === 'usage') prompt += (chunk.input ?? 0) + (chunk.cacheRead ?? 0) + (chunk.cacheWrite ?? 0)
-              subscriber.next(chunk)
-            },
-            error: (error: unknown) => {
-              const info = providerErrorInfo(error)
-              if (info === undefined || stopped) return subscriber.error(error)
-              if (info.kind === 'contextOverflow') {
-                if (recoverFrom(info)) return
-                return subscriber.error(recovered ? new ProviderError({ ...info, message: `${info.message} (the context still overflowed after compaction)` }) : error)
-              }
-              if (!info.retryable || route + 1 >= routes.length) return subscriber.error(error)
-              route++
-              subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info, model: routes[route]!.model })
-              start()
-            },
-            complete: () => {
-              // Silent overflow: some servers (Ollama, llama.cpp) truncate a prompt that does not fit
-              // instead of failing; the answer then misses the start of the conversation.
-              const window = model.contextWindow
-              if (window !== undefined && window > 0 && prompt >= window) {
-                const info = ProviderError.of(
-                  'contextOverflow',
-                  model.provider,
-                  `${model.provider}: silent context overflow: the prompt used ${prompt} tokens of a ${window}-token context window (the server truncated it)`,
-                ).info
-                if (recoverFrom(info)) return
-              }
-              subscriber.complete()
-            },
-          }),
-        )
+    if (recovery === undefined) return false
+    this.recovered = true
+    this.messages = recovery.messages
+    subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info })
+    options.onCompaction?.({ type: 'compaction', reason: 'overflow', ...recovery.compaction })
+    this.start()
+    return true
+  }
+
+  /** An attempt failed after its retries: the next route, a recovered context, or the error. */
+  failed(error: unknown, stopped: boolean): void {
+    const { subscriber, routes } = this
+    const info = providerErrorInfo(error)
+    if (info === undefined || stopped) return subscriber.error(error)
+    if (info.kind === 'contextOverflow') {
+      if (this.recoverFrom(info)) return
+      return subscriber.error(this.recovered ? new ProviderError({ ...info, message: `${info.message} (the context still overflowed after compaction)` }) : error)
     }
-    start()
-  })
+    if (!info.retryable || this.route + 1 >= routes.length) return subscriber.error(error)
+    this.route++
+    subscriber.next({ type: 'retry', attempt: 1, delayMs: 0, error: info, model: routes[this.route]!.model })
+    this.start()
+  }
+}
+
+/** One route's attempt (with its retries): its chunks passed on, its end handed to its {@link ModelCall}. */
+class Attempt {
+  private stopped = false
+  private prompt = 0
+
+  constructor(
+    private readonly call: ModelCall,
+    private readonly model: ModelRoute['model'],
+  ) {}
+
+  next(chunk: ProviderChunk): void {
+    if (chunk.type === 'stop') this.stopped = true
+    else if (chunk.type === 'usage') this.prompt += (chunk.input ?? 0) + (chunk.cacheRead ?? 0) + (chunk.cacheWrite ?? 0)
+    this.call.subscriber.next(chunk)
+  }
+
+  error(error: unknown): void {
+    this.call.failed(error, this.stopped)
+  }
+
+  complete(): void {
+    // Silent overflow: some servers (Ollama, llama.cpp) truncate a prompt that does not fit
+    // instead of failing; the answer then misses the start of the conversation.
+    const { model, prompt } = this
+    const window = model.contextWindow
+    if (window !== undefined && window > 0 && prompt >= window) {
+      const info = ProviderError.of(
+        'contextOverflow',
+        model.provider,
+        `${model.provider}: silent context overflow: the prompt used ${prompt} tokens of a ${window}-token context window (the server truncated it)`,
+      ).info
+      if (this.call.recoverFrom(info)) return
+    }
+    this.call.subscriber.complete()
+  }
 }

@@ -137,6 +137,15 @@ export class ActiveRun implements Observer<AgentEvent> {
    * and, inlined in `handle`, they threw its optimized code away at the answer's end
    * (with the same split in `AgentStore.record` and `TurnMeter.see`: agent-text 10k CPU
    * 111 -> 99 ms, agent-long 5k 90 -> 73 ms, medians of 7 and 5 A/B rounds of bench/worker.mjs).
+   * It logs through `AgentStore.recordEntry` and hands a turn's `turnMetrics` to itself, not
+   * to `handle` and `record`: through them V8 inlined the whole delta path into it — down to
+   * the app's `state$` subscriber, a closure of the run's, whose death at a full GC threw the
+   * code away ("weak objects") — and compiled all of it again in every run, the costliest
+   * compile of an Agent's run (agent-tools 200, 8 runs after a full GC, --single-threaded
+   * --trace-opt: 277 of 804 ms of compiling). It is still compiled again each run, smaller:
+   * agent-tools 200 under callgrind, full GC before each of 6 runs, 2,976M -> 2,939M
+   * instructions (TurboFan 1,412M -> 1,377M) as measured alone; with `callModel`'s classes
+   * and the stream marks' clock, 3,031-3,047M -> 2,795M.
    */
   private other(event: Exclude<LoopEvent, MessageUpdateEvent>): void {
     if (event.type === 'agentEnd') return this.end(event)
@@ -148,7 +157,7 @@ export class ActiveRun implements Observer<AgentEvent> {
       if (metrics !== undefined) hub.call('metrics collector', () => metrics.onTurn(event.metrics), stamped(event, owner.host.id, this.runId, owner.turnIndex))
     } else if (!this.resumed || event.type !== 'agentStart') {
       try {
-        store.record(event)
+        store.recordEntry(event)
       } catch (error) {
         // Data the state cannot hold (a tool's hostile `details`): the run ends with an error
         // naming the event, never an exception out of this subscriber.
@@ -157,7 +166,8 @@ export class ActiveRun implements Observer<AgentEvent> {
     }
     if (event.type === 'turnEnd') boundary.mark(store.log.length - 1, store.state)
     this.emit(event)
-    if (event.type === 'turnEnd') this.handle(this.meter.turnEnded(event))
+    // Straight to `other`, not through `handle`: see the comment above.
+    if (event.type === 'turnEnd' && owner.active === this) this.other(this.meter.turnEnded(event))
   }
 
   /**
@@ -170,7 +180,7 @@ export class ActiveRun implements Observer<AgentEvent> {
     const { owner } = this
     const { store, boundary } = owner.host
     try {
-      store.record(event)
+      store.recordEntry(event)
     } catch (error) {
       return this.fail(new Error(`the agent could not record '${event.type}' in its state: ${errorText(error)}`))
     }

@@ -76,7 +76,7 @@ export abstract class AgentCore {
     this.store = new AgentStore(
       { type: 'init', version: AGENT_LOG_FORMAT, agentId: this.id, systemPrompt: options.systemPrompt, model: options.model, availableModels: this.models.models, tools: tools.map((x) => x.name), messages },
       tools,
-      () => this.scheduler.now(),
+      this.scheduler,
     )
     this.state$ = this.store.state$
     this.log$ = this.store.log$

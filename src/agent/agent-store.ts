@@ -11,7 +11,7 @@ import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
 import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, type ToolResolver } from './agent-reducer.js'
 import type { AgentState } from './agent-state.js'
-import { StreamMarker } from './stream-marks.js'
+import { StreamMarker, type Clock } from './stream-marks.js'
 // The states a run builds, kept for the process (see the module).
 import './resident-states.js'
 
@@ -92,9 +92,9 @@ export class AgentStore {
   /** Chunks of the message streaming now not yet in `streamMessage` (see {@link LARGE_MESSAGE_BLOCKS}). */
   private unshown = 0
 
-  /** @param now the agent's clock (its scheduler's `now`): the times of a streamed message's marks. */
-  constructor(init: Omit<InitEntry, 'seq'>, tools: readonly AgentTool[], now: () => number) {
-    this.marker = new StreamMarker(now)
+  /** @param clock the agent's clock (its scheduler): the times of a streamed message's marks. */
+  constructor(init: Omit<InitEntry, 'seq'>, tools: readonly AgentTool[], clock: Clock) {
+    this.marker = new StreamMarker(clock)
     this.know(tools)
     const entry: AgentLogEntry = { ...init, seq: 0 }
     this.entries = [entry]
@@ -141,7 +141,7 @@ export class AgentStore {
 
   /** Logs what a run's `event` changes (the streamed message only transiently). @throws what the reducer throws. */
   record(event: AgentEvent): void {
-    if (event.type !== 'messageUpdate') return this.recordLogged(event)
+    if (event.type !== 'messageUpdate') return this.recordEntry(event)
     const chunks = this.chunks
     if (chunks !== undefined) chunks(event.chunk)
     if (this.marker.awaitingChunk) this.marker.chunk(event.chunk)
@@ -155,8 +155,10 @@ export class AgentStore {
   /**
    * Every event but a delta, out of `record` (see `recordEnd`): in a run of one long answer
    * they come once between the deltas, and inlined in `record` deoptimized it at the answer's end.
+   * A run's handler of those events calls it directly (`ActiveRun.other`), so that its code
+   * does not take the delta path in with `record`.
    */
-  private recordLogged(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
+  recordEntry(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
     switch (event.type) {
       case 'messageStart':
         if (event.message.role === 'assistant') {

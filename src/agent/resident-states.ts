@@ -16,6 +16,7 @@
  *
  * Internal: not exported from the package.
  */
+import { asyncScheduler } from 'rxjs'
 import { resident } from '../rx/resident.js'
 import { deepFreeze } from '../types/deep-freeze.js'
 import { assistantMessage, type AgentMessage } from '../types/message.js'
@@ -40,7 +41,7 @@ function residentStates(): readonly AgentState[] {
   const result: AgentMessage = frozen({ role: 'toolResult', toolCallId: 'c', toolName: 't', content: [{ type: 'text', text: 'r' }], isError: false, timestamp: Date.now() })
   // A streamed answer as the loop folds it, logged with its stream marks as a run logs it.
   const streamed = residentToolAnswer()
-  const marker = new StreamMarker(() => Date.now())
+  const marker = new StreamMarker(asyncScheduler)
   marker.turnStart()
   marker.chunk({ type: 'textDelta', text: 'a' })
   const states: AgentState[] = [stateOfInit({ type: 'init', version: 1, agentId: 'resident', systemPrompt: '', model, availableModels: [model], tools: [], messages: [] }, noTools)]

@@ -16,6 +16,11 @@ import type { ProviderChunk } from '../types/chunk.js'
 import type { ModelFallbackEvent, StreamRetryEvent } from '../types/event.js'
 import type { StreamMarks } from './agent-log.js'
 
+/** What tells the time: an agent's scheduler. */
+export interface Clock {
+  now(): number
+}
+
 type RetryMark = NonNullable<StreamMarks['retries']>[number]
 type FallbackMark = NonNullable<StreamMarks['fallbacks']>[number]
 
@@ -30,8 +35,15 @@ export class StreamMarker {
   /** The last event was a fallback: its `streamRetry` follows. */
   private fellBack = false
 
-  /** @param now the agent's clock (its scheduler's `now`). */
-  constructor(private readonly now: () => number) {}
+  /**
+   * @param clock the agent's clock (its scheduler): an object of the process's life, not an arrow made
+   * per Agent, which the store's per-event code inlined and lost with the Agent (see `AgentStore`).
+   */
+  constructor(private readonly clock: Clock) {}
+
+  private now(): number {
+    return this.clock.now()
+  }
 
   /** A turn starts: its model call with it. */
   turnStart(): void {
