@@ -1,6 +1,6 @@
-import { defer, identity, Observable, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs'
+import { identity, Observable, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
-import { callStreamFn, callUser, CallbackError } from '../src/rx/user-callback.js'
+import { callUser, CallbackError, deferredStream } from '../src/rx/user-callback.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { CompactionEvent } from '../src/types/event.js'
 import { ProviderError, providerErrorInfo, type ProviderErrorInfo } from '../src/types/provider-error.js'
@@ -70,7 +70,7 @@ class ModelCall {
   /** Calls the current route. */
   start(): void {
     const { model, streamFn } = this.routes[this.route]!
-    defer(() => callStreamFn(streamFn, { ...this.request, model, messages: this.messages }))
+    deferredStream(streamFn, { ...this.request, model, messages: this.messages })
       .pipe(this.retry)
       .subscribe(linked<ProviderChunk>(this.subscriber, new Attempt(this, model)))
   }

@@ -1,4 +1,4 @@
-import { from, identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber } from 'rxjs'
+import { identity, Observable, type MonoTypeOperatorFunction, type SchedulerLike, type Subscriber } from 'rxjs'
 import { callModel, type ModelRoute, type OverflowRecovery } from './call-model.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import { retryStream, type RetryOptions } from './retry-stream.js'
@@ -7,7 +7,7 @@ import { toolSchemaOf, type AgentTool, type ToolSchema } from '../src/types/tool
 import type { AssistantStreamEvent } from '../src/types/event.js'
 import type { AssistantMessage } from '../src/types/message.js'
 import { linked, LinkedObserver } from '../src/rx/linked-observer.js'
-import { callStreamFn } from '../src/rx/user-callback.js'
+import { deferredStream } from '../src/rx/user-callback.js'
 import { nextState, withAssistant, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import { accumulated } from './accumulate-message.js'
 import { defaultConvertToLlm } from './transform-context.js'
@@ -125,7 +125,7 @@ function streamAnswer({ options, now, retry }: StreamTurns, state: TurnState, su
   const chunks$ =
     options.fallback === undefined && recover === undefined
       ? // The common case needs neither a fallback chain nor recovery: one layer less per chunk.
-        new Observable<ProviderChunk>(callStream.bind(undefined, options.streamFn, request)).pipe(retry)
+        deferredStream(options.streamFn, request).pipe(retry)
       : callModel(request, [{ model: state.model, streamFn: options.streamFn }, ...(options.fallback ?? [])], {
           retry,
           ...(recover === undefined ? {} : { recoverOverflow: () => recover(state) }),
@@ -134,11 +134,6 @@ function streamAnswer({ options, now, retry }: StreamTurns, state: TurnState, su
   accumulated(chunks$, { model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }).subscribe(
     linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state), undefined, AnswerLink),
   )
-}
-
-/** `defer(() => callStreamFn(streamFn, request))`: the stream function is called at each subscription (each retry). */
-function callStream(streamFn: StreamFn, request: LlmRequest, subscriber: Subscriber<ProviderChunk>): void {
-  from(callStreamFn(streamFn, request)).subscribe(subscriber)
 }
 
 /**

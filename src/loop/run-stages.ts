@@ -32,11 +32,10 @@ import type { AbortOption } from '../../operators/until-aborted.js'
 import type { Policies } from '../policy/policy.js'
 import type { AgentLoopConfig, TurnStages } from './agent-loop.js'
 import type { MessageQueue } from './message-queue.js'
+import type { Writable } from '../types/writable.js'
 
 /** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
 export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 128
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 const noAbort: AbortOption = {}
 const noPolicies: Policies = {}

@@ -24,6 +24,7 @@ import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 import { resident } from '../rx/resident.js'
 import { MAX_READ, MAX_UNREAD, MessageUpdate, type Segment } from './message-update.js'
 import { cutOff, frozenCost, hasStreamingCall, Head } from './message-head.js'
+import type { Writable } from '../types/writable.js'
 
 export { MessageUpdate } from './message-update.js'
 
@@ -258,8 +259,6 @@ export class MessageFold {
     return Object.freeze(message)
   }
 }
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 function describeType(chunk: unknown): string {
   const type = typeof chunk === 'object' && chunk !== null ? (chunk as { type?: unknown }).type : undefined

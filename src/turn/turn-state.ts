@@ -16,6 +16,7 @@ import { addCost, addUsage, emptyCost, emptyUsage, type Cost, type Usage } from 
 import { resident } from '../rx/resident.js'
 import { appendMessages, messagesFrom } from '../types/growing-transcript.js'
 import { holdLazily, lazilyAppended, lazyTranscriptOf, transcriptLength, type Transcript } from '../types/lazy-transcript.js'
+import type { Writable } from '../types/writable.js'
 
 export { hasNoCustomMessages } from '../types/growing-transcript.js'
 
@@ -72,8 +73,6 @@ export type TurnOperator = OperatorFunction<TurnItem, TurnItem>
 
 /** Whether `item` is the state rather than an event. */
 export const isTurnState = (item: TurnItem): item is TurnState => item.type === 'turnState'
-
-type Writable<T> = { -readonly [K in keyof T]: T[K] }
 
 /**
  * The state with `changes` applied, frozen. Every state has every field, in
