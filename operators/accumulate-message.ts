@@ -104,17 +104,19 @@ class Accumulation {
   }
 
   next(chunk: ProviderChunk): void {
-    // `?.`: a hostile stream's `null` goes on to the guarded fold, which fails on it.
-    if (chunk?.type === 'retry') return this.retry(chunk)
+    // `?.`: a hostile stream's `null` goes on to the guarded fold, which fails on it. Read once and
+    // handed to the fold (see `MessageFold.log`): each read of `type` is a megamorphic lookup.
+    const type = chunk?.type
+    if (type === 'retry') return this.retry(chunk as Extract<ProviderChunk, { type: 'retry' }>)
     let result: MessageUpdate | undefined | string
     // Only the fold is guarded: what downstream throws is not the stream's fault.
     try {
-      result = this.fold.push(chunk)
+      result = this.fold.push(chunk, type)
     } catch (error) {
       return this.failed(error)
     }
     if (result === undefined) {
-      if (chunk.type === 'messageStart' && !this.announced) this.subscriber.next({ type: 'messageStart', message: this.fold.current() })
+      if (type === 'messageStart' && !this.announced) this.subscriber.next({ type: 'messageStart', message: this.fold.current() })
     } else if (typeof result === 'string') this.end({ reason: 'error', message: `stream contract violated: ${result}` })
     else this.subscriber.next(result)
   }

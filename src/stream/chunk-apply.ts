@@ -13,6 +13,12 @@ import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 import type { MessageUpdate } from './message-update.js'
 import { streamingToolCall } from './partial-arguments.js'
 
+/**
+ * The chunks of type `K`: what a chunk is once its `type`, read once and handed on, has been
+ * compared (see `MessageFold.log`). Internal.
+ */
+export type ChunkOf<K extends ProviderChunk['type']> = Extract<ProviderChunk, { readonly type: K }>
+
 /** A usage chunk added to the draft's counts. A negative field is a revision down (see `UsageChunk`); no sum goes below 0. */
 function addUsageChunk(draft: Working, chunk: UsageChunk): void {
   const u = draft.usage
@@ -85,40 +91,48 @@ function withText(chunk: ProviderChunk, text: string): ProviderChunk {
  * a block is replaced, never edited (immer would copy it, reading the getter).
  * Otherwise it is the fold's own working copy, edited in place.
  */
-export function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: number, drafted: boolean): void {
+export function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxDepth: number, drafted: boolean, type: ProviderChunk['type'] = chunk.type): void {
   const content = draft.content
-  switch (chunk.type) {
+  // `chunk.type`, or the caller's read of it (see `MessageFold.log`).
+  switch (type) {
     case 'textDelta': {
       const block = content[i]
-      if (block?.type === 'text') block.text += chunk.text
-      else content[i] = { type: 'text', text: chunk.text }
+      const { text } = chunk as ChunkOf<'textDelta'>
+      if (block?.type === 'text') block.text += text
+      else content[i] = { type: 'text', text }
       return
     }
     case 'thinkingDelta': {
       const block = content[i]
-      if (block?.type === 'thinking') block.thinking += chunk.text
-      else content[i] = { type: 'thinking', thinking: chunk.text }
+      const { text } = chunk as ChunkOf<'thinkingDelta'>
+      if (block?.type === 'thinking') block.thinking += text
+      else content[i] = { type: 'thinking', thinking: text }
       return
     }
     case 'thinkingSignature': {
       const block = content[i]
-      if (block?.type === 'thinking') block.signature = (block.signature ?? '') + chunk.signature
-      else content[i] = { type: 'thinking', thinking: '', signature: chunk.signature }
+      const { signature } = chunk as ChunkOf<'thinkingSignature'>
+      if (block?.type === 'thinking') block.signature = (block.signature ?? '') + signature
+      else content[i] = { type: 'thinking', thinking: '', signature }
       return
     }
     case 'thinkingRedacted':
-      content[i] = { type: 'thinking', thinking: '', signature: chunk.data, redacted: true }
+      content[i] = { type: 'thinking', thinking: '', signature: (chunk as ChunkOf<'thinkingRedacted'>).data, redacted: true }
       return
-    case 'extension':
-      content[i] = { type: 'extension', typeName: chunk.typeName, data: chunk.data }
+    case 'extension': {
+      const { typeName, data } = chunk as ChunkOf<'extension'>
+      content[i] = { type: 'extension', typeName, data }
       return
-    case 'toolUseStart':
-      content[i] = { type: 'toolCall', id: chunk.id, name: chunk.name, arguments: noArguments, partialJson: '' }
+    }
+    case 'toolUseStart': {
+      const { id, name } = chunk as ChunkOf<'toolUseStart'>
+      content[i] = { type: 'toolCall', id, name, arguments: noArguments, partialJson: '' }
       return
+    }
     case 'toolUseArgsDelta': {
       const block = content[i]
       if (block?.type !== 'toolCall') return
-      const partialJson = (block.partialJson ?? '') + chunk.fragment
+      const partialJson = (block.partialJson ?? '') + (chunk as ChunkOf<'toolUseArgsDelta'>).fragment
       if (drafted) content[i] = streamingToolCall(block.id, block.name, partialJson, maxDepth)
       else block.partialJson = partialJson
       return
@@ -137,7 +151,7 @@ export function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxD
       return
     }
     case 'usage':
-      addUsageChunk(draft, chunk)
+      addUsageChunk(draft, chunk as ChunkOf<'usage'>)
       return
     case 'messageStart':
     case 'stop':

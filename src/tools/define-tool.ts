@@ -26,6 +26,7 @@ import { toJsonSchema } from './json-schema.js'
 import { jsonSchemaDecoder, type UncompilableSchema } from './json-schema-validator.js'
 import { hasStandardProps, objectSchema, standardDecoder, standardParts, type StandardSchemaV1, type StandardToolSchema } from './standard-schema.js'
 import { exactDeep } from './strict.js'
+import { unchangedCheck } from './unchanged-args.js'
 
 /** What every tool definition holds besides its parameters and `execute`. */
 interface ToolDefinitionBase {
@@ -111,7 +112,10 @@ type Decode<A> = (raw: unknown) => ToolDecodeResult<A> | PromiseLike<ToolDecodeR
  */
 export function codecDecoder<C extends t.Mixed>(codec: C): (raw: unknown) => Either<readonly string[], t.TypeOf<C>> {
   const exact = exactDeep(codec)
+  // Arguments the exact decode would hand back as they are skip io-ts (see unchanged-args.ts).
+  const unchanged = unchangedCheck(codec)
   return (raw) => {
+    if (unchanged?.(raw) === true) return right(raw as t.TypeOf<C>)
     const result = exact.decode(raw)
     return isLeft(result) ? left(reportErrors(result.left).map((issue) => issue.message)) : right(result.right)
   }
