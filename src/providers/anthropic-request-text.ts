@@ -51,6 +51,27 @@ interface Assembled extends PrefixFacts {
   readonly text: string
   /** The role of the message left open at the end of `text`. */
   readonly role: Piece['role'] | undefined
+  /**
+   * The body last built from this assembly, and where `text` starts in it:
+   * the next turn takes its prefix from there (see {@link prefixText}). Only
+   * the newest assembly of a conversation keeps one: handed on, it is dropped.
+   */
+  sent: { readonly body: string; readonly at: number } | undefined
+}
+
+/**
+ * The text of `from`, as the next body is assembled from it. `from.text` is
+ * a tree of every piece of the conversation so far (shared by the
+ * assemblies of all its turns), and sending a body flattens it: a walk of
+ * every leaf, each turn, that was the largest single cost of the Anthropic
+ * adapter's request (`Buffer.byteLength` in `--cpu-prof`/`perf` of WIRE
+ * Anthropic tools). The body sent last holds the same text flat (the
+ * transport flattened it), so a slice of it makes the new body's
+ * flattening a copy.
+ */
+function prefixText(from: Assembled): string {
+  const sent = from.sent
+  return sent === undefined ? from.text : sent.body.slice(sent.at, sent.at + from.text.length)
 }
 
 /** Texts reached, by transcript (see transcript-memo.ts): the next turn's transcript finds its prefix's. */
@@ -93,24 +114,33 @@ export function anthropicRequestText(request: LlmRequest, settings: AnthropicReq
     parts.push(piece)
     at.push(i)
   }
-  let messages = from?.text ?? '['
+  // The new messages' text, after `from`'s (or after the opening bracket).
+  const base = from?.text ?? '['
+  let added = ''
   let role: Piece['role'] | undefined = from?.role
   let reached: Assembled | undefined
   for (let i = 0; i < parts.length; i++) {
     const piece = parts[i]!
-    if (i === marked) reached = { length: replayed.length, target, resume: at[i]!, text: messages, role }
+    if (i === marked) reached = { length: replayed.length, target, resume: at[i]!, text: base + added, role, sent: undefined }
     if (piece.role !== role) {
-      messages += role === undefined ? `{"role":"${piece.role}","content":[` : `]},{"role":"${piece.role}","content":[`
+      added += role === undefined ? `{"role":"${piece.role}","content":[` : `]},{"role":"${piece.role}","content":[`
       role = piece.role
-    } else messages += ','
-    if (piece.head !== '') messages += `${piece.head},`
-    messages += cache !== undefined && i === marked ? blockText({ ...piece.last, cache_control: cache }) : piece.lastText
+    } else added += ','
+    if (piece.head !== '') added += `${piece.head},`
+    added += cache !== undefined && i === marked ? blockText({ ...piece.last, cache_control: cache }) : piece.lastText
   }
-  reached ??= { length: replayed.length, target, resume: replayed.length, text: messages, role }
+  reached ??= { length: replayed.length, target, resume: replayed.length, text: base + added, role, sent: undefined }
   // The whole transcript is covered (a frozen one is then remembered as it is, not copied).
-  if (cached && reached.length > (from?.length ?? 0)) assemblies.record(all as readonly AgentMessage[], reached)
-  messages += role === undefined ? ']' : ']}]'
+  const recorded = cached && reached.length > (from?.length ?? 0)
+  if (recorded) assemblies.record(all as readonly AgentMessage[], reached)
+  const messages = `${from === undefined ? base : prefixText(from)}${added}${role === undefined ? ']' : ']}]'}`
   const { head, tail } = anthropicBodyFields(request, settings, cache)
   const tailText = JSON.stringify(tail)
-  return new JsonText(`${JSON.stringify(head).slice(0, -1)},"messages":${messages}${tailText === '{}' ? '}' : `,${tailText.slice(1)}`}`)
+  const opening = `${JSON.stringify(head).slice(0, -1)},"messages":`
+  const body = `${opening}${messages}${tailText === '{}' ? '}' : `,${tailText.slice(1)}`}`
+  if (recorded) {
+    reached.sent = { body, at: opening.length }
+    if (from !== undefined) from.sent = undefined
+  }
+  return new JsonText(body)
 }

@@ -6,7 +6,7 @@
  * may buffer: an event larger than `maxEventSize` — or one endless line —
  * stops the decoder instead of filling the heap.
  */
-import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser'
+import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser'
 import type { ProviderError } from '../types/provider-error.js'
 import { protocolError } from './errors.js'
 import { resident } from '../rx/resident.js'
@@ -50,6 +50,53 @@ class Pending implements SseSink {
 }
 
 /**
+ * A parser and the decoder it feeds for the time of one response, kept
+ * between responses (see {@link leaseParser}).
+ */
+class ParserLease {
+  readonly parser: EventSourceParser
+  decoder: SseDecoder | undefined = undefined
+
+  constructor(readonly maxBufferSize: number) {
+    this.parser = createParser({
+      // The parser's own message object is the event (its `id` field is ignored): one allocation per
+      // event fewer than copying it.
+      onEvent: (message: EventSourceMessage) => this.decoder!.parsed(message),
+      onError: (error: ParseError) => this.decoder!.parseError(error),
+      maxBufferSize,
+    })
+  }
+}
+
+/** Free leases, by `maxBufferSize`: at most {@link maxFreeLeases} each. */
+const freeLeases = new Map<number, ParserLease[]>()
+const maxFreeLeases = 8
+
+/**
+ * A parser for `decoder`, kept from an earlier response when one is free.
+ * eventsource-parser's per-event code (`processLines`) is a closure made per
+ * parser: a parser per response let its optimized code die with the
+ * response, and a full GC between two responses (two WIRE runs) had it
+ * compiled again, with the `onEvent` closure that inlines the adapter's
+ * decoder, every time: the largest compile jobs of a WIRE run
+ * (`--trace-opt`). A leased parser lives on, and its code with it.
+ */
+function leaseParser(maxBufferSize: number, decoder: SseDecoder): ParserLease {
+  const lease = freeLeases.get(maxBufferSize)?.pop() ?? new ParserLease(maxBufferSize)
+  lease.decoder = decoder
+  return lease
+}
+
+/** Gives a lease back once its response ended: reset (nothing of that response is kept) and free again. */
+function releaseParser(lease: ParserLease): void {
+  lease.parser.reset()
+  lease.decoder = undefined
+  let free = freeLeases.get(lease.maxBufferSize)
+  if (free === undefined) freeLeases.set(lease.maxBufferSize, (free = []))
+  if (free.length < maxFreeLeases) free.push(lease)
+}
+
+/**
  * An incremental SSE decoder: bytes in, complete events out — returned by
  * `push` (and `end`), or, with a sink, handed to it one by one as the
  * parser completes them (no array per network chunk: the hot path of every
@@ -60,7 +107,10 @@ export class SseDecoder {
   private readonly text = new Utf8Chunks()
   private readonly pending: Pending | undefined
   private readonly sink: SseSink
-  private readonly parser
+  private readonly max: number
+  private readonly provider: string
+  /** The parser, from the first text to `end()` (see {@link leaseParser}). */
+  private lease: ParserLease | undefined = undefined
   private lastChar = '\n'
   /**
    * Set when an event exceeded `maxEventSize` (a `protocol` error); the
@@ -70,19 +120,10 @@ export class SseDecoder {
   error: ProviderError | undefined = undefined
 
   constructor(options: SseDecoderOptions = {}, sink?: SseSink) {
-    const max = options.maxEventSize ?? defaultMaxEventSize
+    this.max = options.maxEventSize ?? defaultMaxEventSize
+    this.provider = options.provider ?? 'server'
     this.pending = sink === undefined ? new Pending() : undefined
     this.sink = sink ?? this.pending!
-    this.parser = createParser({
-      // The parser's own message object is the event (its `id` field is ignored): one allocation per
-      // event fewer than copying it.
-      onEvent: (message: EventSourceMessage) => this.sink.sseEvent(message),
-      onError: (error: ParseError) => {
-        if (error.type !== 'max-buffer-size-exceeded') return
-        this.error = protocolError(options.provider ?? 'server', `an event exceeds the maximum size of ${max} characters (maxEventSize)`)
-      },
-      maxBufferSize: max,
-    })
   }
 
   /** Feeds one network chunk; returns the events it completed (none with a sink: the sink got them). */
@@ -98,14 +139,31 @@ export class SseDecoder {
    */
   end(): readonly SseEvent[] {
     this.feed(this.text.end())
-    if (this.error === undefined && (this.lastChar === '\n' || this.lastChar === '\r')) this.parser.feed('\n\n')
+    const lease = this.lease
+    if (lease !== undefined) {
+      if (this.error === undefined && (this.lastChar === '\n' || this.lastChar === '\r')) lease.parser.feed('\n\n')
+      // Not reached when the sink threw: that parser is not reused.
+      this.lease = undefined
+      releaseParser(lease)
+    }
     return this.take()
+  }
+
+  /** @internal The parser completed an event. */
+  parsed(message: EventSourceMessage): void {
+    this.sink.sseEvent(message)
+  }
+
+  /** @internal The parser's error: only an oversized event stops the decoder. */
+  parseError(error: ParseError): void {
+    if (error.type !== 'max-buffer-size-exceeded') return
+    this.error = protocolError(this.provider, `an event exceeds the maximum size of ${this.max} characters (maxEventSize)`)
   }
 
   private feed(text: string): void {
     if (text === '' || this.error !== undefined) return
     this.lastChar = text[text.length - 1]!
-    this.parser.feed(text)
+    ;(this.lease ??= leaseParser(this.max, this)).parser.feed(text)
   }
 
   private take(): readonly SseEvent[] {

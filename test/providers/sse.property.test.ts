@@ -78,6 +78,32 @@ describe('SseDecoder', () => {
     expect(many.error?.kind).toBe('protocol')
   })
 
+  it('keeps responses apart: interleaved, abandoned mid-event, or after a sink that threw (parsers are reused)', () => {
+    const a = new SseDecoder()
+    const b = new SseDecoder()
+    expect(a.push('event: x\ndata: a1')).toEqual([])
+    expect(b.push('data: b1\n\ndata: b2')).toEqual([{ event: undefined, data: 'b1' }])
+    expect(a.push('\n\n')).toEqual([{ event: 'x', data: 'a1' }])
+    expect(b.end()).toEqual([])
+    expect(a.end()).toEqual([])
+    // Ended inside a line (a truncated event, dropped): the next response starts clean.
+    const cutOff = new SseDecoder()
+    expect(cutOff.push('event: y\ndata: partial\nda')).toEqual([])
+    expect(cutOff.end()).toEqual([])
+    const next = new SseDecoder()
+    expect(next.push('data: n\n\n')).toEqual([{ event: undefined, data: 'n' }])
+    expect(next.end()).toEqual([])
+    // Abandoned mid-event (never ended): nothing of it reaches a later response.
+    new SseDecoder().push('event: z\ndata: left')
+    const after = new SseDecoder()
+    expect([...after.push('data: m\n\n'), ...after.end()]).toEqual([{ event: undefined, data: 'm' }])
+    // A sink that throws stops its decoder; the next one is not disturbed.
+    const thrower = new SseDecoder({}, { sseEvent: () => { throw new Error('boom') } })
+    expect(() => thrower.push('data: 1\n\ndata: 2\n\n')).toThrow('boom')
+    const later = new SseDecoder()
+    expect([...later.push('data: k\n\n'), ...later.end()]).toEqual([{ event: undefined, data: 'k' }])
+  })
+
   it('decodes UTF-8 cut inside a character, and drops a line cut off at the end', () => {
     const bytes = new TextEncoder().encode('event: e\ndata: héllo ✓\n\ndata: cut')
     const d = new SseDecoder()
