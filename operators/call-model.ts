@@ -1,5 +1,6 @@
 import { identity, Observable, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
+import { resident, unused } from '../src/rx/resident.js'
 import { callUser, CallbackError, deferredStream } from '../src/rx/user-callback.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { CompactionEvent } from '../src/types/event.js'
@@ -43,13 +44,14 @@ export function callModel(request: LlmRequest, routes: readonly ModelRoute[], op
  * The state of one {@link callModel} subscription, its attempts' handlers as
  * methods ({@link Attempt}) rather than arrows made per call, whose optimized
  * code died with the last of them at a full GC between runs (an Agent's runs
- * take this path: its default sliding window recovers overflows). The
- * per-chunk `Attempt.next` is still compiled again after such a GC when it
- * inlined the run's own downstream subscriber (`--trace-opt`, agent-tools 200:
- * 8 of 8 runs). With the Agent's own changes of the time (`ActiveRun.other`,
- * the stream marks' clock), agent-tools 200 under callgrind (full GC before
- * each of 6 runs) went 3,031-3,047M -> 2,795M instructions; agent-long 5000
- * stayed within its noise (1,111-1,234M -> 1,146M).
+ * take this path: its default sliding window recovers overflows). With the
+ * Agent's own changes of the time (`ActiveRun.other`, the stream marks'
+ * clock), agent-tools 200 under callgrind (full GC before each of 6 runs) went
+ * 3,031-3,047M -> 2,795M instructions; agent-long 5000 stayed within its noise
+ * (1,111-1,234M -> 1,146M). The per-chunk `Attempt.next` was still compiled
+ * again after every such GC (8 of 8 runs): with no instance of either class
+ * alive between runs their hidden classes died, and its code embedded them.
+ * One of each is kept (`resident`, at the end of this module).
  */
 class ModelCall {
   private route = 0
@@ -145,3 +147,6 @@ class Attempt {
     this.call.subscriber.complete()
   }
 }
+
+// Their hidden classes outlive a run (see `resident`).
+resident(new Attempt(resident(new ModelCall({ messages: [] } as unknown as LlmRequest, [], {}, unused)), unused))

@@ -14,10 +14,11 @@
  *
  * Internal: not exported from the package.
  */
-import type { Observer, Subscription } from 'rxjs'
+import { asyncScheduler, type Observer, type Subscription } from 'rxjs'
 import { OwnedAbort } from '../loop/run-abort.js'
 import { resident, unused } from '../rx/resident.js'
 import { errorText } from '../types/codec.js'
+import { assistantMessage } from '../types/message.js'
 import type { AgentEndEvent, AgentEvent, MessageUpdateEvent } from '../types/event.js'
 import type { AgentResult } from '../types/result.js'
 import type { AgentOwnEvent, TurnMetricsEvent } from './agent-events.js'
@@ -142,10 +143,11 @@ export class ActiveRun implements Observer<AgentEvent> {
    * the app's `state$` subscriber, a closure of the run's, whose death at a full GC threw the
    * code away ("weak objects") — and compiled all of it again in every run, the costliest
    * compile of an Agent's run (agent-tools 200, 8 runs after a full GC, --single-threaded
-   * --trace-opt: 277 of 804 ms of compiling). It is still compiled again each run, smaller:
+   * --trace-opt: 277 of 804 ms of compiling). It was still compiled again each run, smaller:
    * agent-tools 200 under callgrind, full GC before each of 6 runs, 2,976M -> 2,939M
    * instructions (TurboFan 1,412M -> 1,377M) as measured alone; with `callModel`'s classes
-   * and the stream marks' clock, 3,031-3,047M -> 2,795M.
+   * and the stream marks' clock, 3,031-3,047M -> 2,795M. What it and `next` still lost at
+   * each full GC was the run's `TurnMeter` class (see `residentMeter`).
    */
   private other(event: Exclude<LoopEvent, MessageUpdateEvent>): void {
     if (event.type === 'agentEnd') return this.end(event)
@@ -201,5 +203,22 @@ export class ActiveRun implements Observer<AgentEvent> {
   }
 }
 
+/**
+ * A meter that has timed a turn as a run's does. Its clock fields then hold the clock's
+ * numbers (not small integers), which a fresh meter's first `turnStart` stores: a meter that
+ * never saw one keeps a hidden class of its own, and every run's meter built another, which
+ * died with the run; `ActiveRun.next`, which embeds it, was compiled again after each full GC.
+ */
+function residentMeter(): TurnMeter {
+  const meter = new TurnMeter(asyncScheduler)
+  const answer = assistantMessage('a')
+  meter.see({ type: 'turnStart', turnIndex: 0 })
+  meter.see({ type: 'messageUpdate', message: answer, chunk: { type: 'textDelta', text: 'a' }, contentIndex: 0 })
+  meter.see({ type: 'messageEnd', message: answer })
+  meter.see({ type: 'toolExecutionStart', toolCallId: 'c', toolName: 't', args: {} })
+  meter.see({ type: 'toolExecutionEnd', toolCallId: 'c', toolName: 't', result: { content: [] }, isError: false })
+  return meter
+}
+
 // Hidden classes that outlive a run (see `resident`): the run, its meter and its replay.
-resident(new ActiveRun(unused, '', false, resident(new RunReplay('', '')), resident(new TurnMeter(unused))))
+resident(new ActiveRun(unused, '', false, resident(new RunReplay('', '')), resident(residentMeter())))
