@@ -1,5 +1,6 @@
 import { identity, Observable, type MonoTypeOperatorFunction, type Subscriber } from 'rxjs'
 import { linked } from '../src/rx/linked-observer.js'
+import { resident, unused } from '../src/rx/resident.js'
 import { callUser, CallbackError, deferredStream } from '../src/rx/user-callback.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { CompactionEvent } from '../src/types/event.js'
@@ -145,3 +146,20 @@ class Attempt {
     this.call.subscriber.complete()
   }
 }
+
+/**
+ * An attempt as a run leaves it, kept with its call (see `resident`): its
+ * `stopped` set, as the last chunk of every answer sets it. Without one alive
+ * after a full GC between runs, the class of an attempt was collected, and
+ * with it what `Attempt.next` had learned of it: the code compiled in each
+ * run met the answer's `stop` without that knowledge, was thrown away
+ * ("Insufficient type feedback") and compiled again, in every run (AGENT
+ * LONG, 5,000 messages, 10k deltas, a full GC before each run, --trace-opt:
+ * in each of 6 runs).
+ */
+function residentAttempt(): Attempt {
+  const attempt = new Attempt(resident(new ModelCall({ messages: [] } as unknown as LlmRequest, [], {}, unused)), unused)
+  ;(attempt as unknown as { stopped: boolean }).stopped = true
+  return attempt
+}
+resident(residentAttempt())

@@ -14,7 +14,7 @@
  *
  * Internal: not exported from the package.
  */
-import type { Observer, Subscription } from 'rxjs'
+import { asyncScheduler, type Observer, type Subscription } from 'rxjs'
 import { OwnedAbort } from '../loop/run-abort.js'
 import { resident, unused } from '../rx/resident.js'
 import { errorText } from '../types/codec.js'
@@ -201,5 +201,22 @@ export class ActiveRun implements Observer<AgentEvent> {
   }
 }
 
+/**
+ * A meter as a run leaves it. Its first `turnStart` stores a time where the
+ * constructor stored 0: from the default clock (`Date.now()`, past the small
+ * integers V8 stores in place) that is a new hidden class, and a meter kept
+ * as the constructor left it did not keep that one. With no run's meter alive
+ * after a full GC it was collected, and `TurnMeter.see`, inlined in
+ * `ActiveRun.next` (every event of an Agent's run), was thrown away ("weak
+ * objects") and compiled again in every run (AGENT LONG, 5,000 messages, 10k
+ * deltas, a full GC before each run, --trace-opt: in each of 6 runs).
+ */
+function residentMeter(): TurnMeter {
+  const meter = new TurnMeter(asyncScheduler)
+  meter.see({ type: 'turnStart', turnIndex: 0 })
+  return meter
+}
+
 // Hidden classes that outlive a run (see `resident`): the run, its meter and its replay.
 resident(new ActiveRun(unused, '', false, resident(new RunReplay('', '')), resident(new TurnMeter(unused))))
+resident(residentMeter())
