@@ -150,3 +150,20 @@ class Attempt {
 
 // Their hidden classes outlive a run (see `resident`).
 resident(new Attempt(resident(new ModelCall({ messages: [] } as unknown as LlmRequest, [], {}, unused)), unused))
+
+/**
+ * An attempt as a run leaves it, kept with its call (see `resident`): its
+ * `stopped` set, as the last chunk of every answer sets it. Without one alive
+ * after a full GC between runs, the class of an attempt was collected, and
+ * with it what `Attempt.next` had learned of it: the code compiled in each
+ * run met the answer's `stop` without that knowledge, was thrown away
+ * ("Insufficient type feedback") and compiled again, in every run (AGENT
+ * LONG, 5,000 messages, 10k deltas, a full GC before each run, --trace-opt:
+ * in each of 6 runs).
+ */
+function residentAttempt(): Attempt {
+  const attempt = new Attempt(resident(new ModelCall({ messages: [] } as unknown as LlmRequest, [], {}, unused)), unused)
+  ;(attempt as unknown as { stopped: boolean }).stopped = true
+  return attempt
+}
+resident(residentAttempt())

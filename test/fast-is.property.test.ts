@@ -7,9 +7,10 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import * as t from 'io-ts'
-import { compileIs, knownValid } from '../src/types/fast-is.js'
+import { compileClassify, compileIs, knownValid } from '../src/types/fast-is.js'
 import { struct, taggedUnion } from '../src/types/codec.js'
-import { AgentMessage, assistantMessage } from '../src/types/message.js'
+import { AgentMessage, CustomMessage, ToolResultMessage, assistantMessage } from '../src/types/message.js'
+import { ToolCallContent } from '../src/types/content.js'
 import { ProviderChunk } from '../src/types/chunk.js'
 import { AgentEvent } from '../src/types/event.js'
 import { Cost, Usage, emptyCost, emptyUsage } from '../src/types/usage.js'
@@ -246,6 +247,69 @@ describe('compileIs', () => {
       expect(is({ a: 'x' })).toBe(true)
       expect(is({ a: 1 })).toBe(false)
       expect(spy).toHaveBeenCalledTimes(2)
+    } finally {
+      vi.unstubAllGlobals()
+    }
+  })
+})
+
+describe('compileClassify', () => {
+  const TOOL = 2
+  const CUSTOM = 4
+  const marks = new Map<t.Mixed, number>([
+    [ToolCallContent, TOOL],
+    [ToolResultMessage, TOOL],
+    [CustomMessage, CUSTOM],
+  ])
+  const classify = compileClassify(AgentMessage, marks)!
+  /** What the bits must say, read from the message by hand. */
+  const expected = (m: AgentMessage): number =>
+    1 | (m.role === 'toolResult' || (m.role === 'assistant' && m.content.some((b) => b.type === 'toolCall')) ? TOOL : 0) | (m.role === 'custom' ? CUSTOM : 0)
+
+  it('is generated for AgentMessage', () => {
+    expect(classify).toBeTypeOf('function')
+  })
+
+  it('notes a tool call, a tool result or a custom message exactly when the message holds one', () => {
+    fc.assert(
+      fc.property(arbAgentMessage, (m) => {
+        expect(classify(m)).toBe(expected(m))
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('gives the generated check’s answer for a message broken at any path, and its bits when it passes', () => {
+    fc.assert(
+      fc.property(brokenFrom(arbAgentMessage), (u) => {
+        const r = classify(u)
+        expect(r !== false).toBe(isMessage(u))
+        if (r !== false) expect(r).toBe(expected(u as AgentMessage))
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('sets the bits of a marked constant taken by identity (knownValid) too', () => {
+    const Box = t.type({ usage: Usage })
+    const withUsage = compileClassify(Box, new Map<t.Mixed, number>([[Usage, 8]]))!
+    expect(withUsage({ usage: emptyUsage })).toBe(9)
+    expect(withUsage({ usage: { ...emptyUsage } })).toBe(9)
+    expect(withUsage({ usage: 1 })).toBe(false)
+  })
+
+  it('is not generated where a mark could go unseen (an untagged union, a codec checked by its own is), nor without code generation', () => {
+    const Inner = t.type({ a: t.string })
+    expect(compileClassify(t.union([Inner, t.type({ b: t.number })]), new Map<t.Mixed, number>([[Inner, 2]]))).toBeUndefined()
+    interface Tree { readonly kids: Tree[]; readonly leaf: { readonly a: string } }
+    const Tree: t.Type<Tree> = t.recursion('Tree', () => t.type({ kids: t.array(Tree), leaf: Inner }))
+    expect(compileClassify(t.type({ root: Tree }), new Map<t.Mixed, number>([[Inner, 2]]))).toBeUndefined()
+    expect(compileClassify(t.type({ x: Inner }), new Map<t.Mixed, number>([[Inner, 2]]))!({ x: { a: '' } })).toBe(3)
+    vi.stubGlobal('Function', () => {
+      throw new EvalError('Code generation from strings disallowed for this context')
+    })
+    try {
+      expect(compileClassify(AgentMessage, marks)).toBeUndefined()
     } finally {
       vi.unstubAllGlobals()
     }

@@ -4,6 +4,9 @@ import { agentLoop } from '../src/loop/agent-loop.js'
 import { assistantMessage, userMessage, type AgentMessage } from '../src/types/message.js'
 import { reply, scriptedModel } from '../marbles/index.js'
 import { context, hello } from './helpers.js'
+import fc from 'fast-check'
+import { decodeContext, newShape } from '../src/types/input.js'
+import { arbAgentMessage } from './arbitraries.js'
 
 // agentLoop learns, while it decodes the transcript, whether it holds tool calls and where its first
 // custom message is; a transcript without tool calls is then taken as is (no repair walk) and appended
@@ -59,5 +62,29 @@ describe('agentLoop: a transcript with tool calls', () => {
     const { request } = await firstRequest([userMessage('a'), call, custom('x')])
     expect(request.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'user'])
     expect(request.messages[2]).toMatchObject({ role: 'toolResult', toolCallId: 'c1', isError: true })
+  })
+})
+
+describe('decodeContext: what the decoding pass notes of a transcript', () => {
+  // The check notes tool calls and custom messages as it passes them (`compileClassify`); a
+  // normalized message (string content, no timestamp) is read by hand. Either way the same facts.
+  const arbInput = fc.oneof(
+    arbAgentMessage.map((m) => m as unknown),
+    fc.string().map((text) => ({ role: 'user', content: text }) as unknown),
+    fc.string().map((text) => ({ role: 'toolResult', toolCallId: 'c', toolName: 't', content: text, isError: false }) as unknown),
+  )
+
+  it('notes a tool call or result, and the first custom message, as a read of every message does', () => {
+    fc.assert(
+      fc.property(fc.array(arbInput, { maxLength: 12 }), (messages) => {
+        const shape = newShape()
+        const decoded = decodeContext({ systemPrompt: '', messages: messages as AgentMessage[], tools: [] }, 'test', 0, shape).messages
+        expect(shape.complete).toBe(true)
+        expect(shape.toolCalls).toBe(decoded.some((m) => m.role === 'toolResult' || (m.role === 'assistant' && m.content.some((b) => b.type === 'toolCall'))))
+        const at = decoded.findIndex((m) => m.role === 'custom')
+        expect(shape.firstCustom).toBe(at < 0 ? Number.POSITIVE_INFINITY : at)
+      }),
+      { numRuns: 300 },
+    )
   })
 })

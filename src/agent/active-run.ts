@@ -222,3 +222,5 @@ function residentMeter(): TurnMeter {
 
 // Hidden classes that outlive a run (see `resident`): the run, its meter and its replay.
 resident(new ActiveRun(unused, '', false, resident(new RunReplay('', '')), resident(residentMeter())))
+// A meter as the constructor leaves it, too (every run's meter has it until its first `turnStart`).
+resident(new TurnMeter(unused))
