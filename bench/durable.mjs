@@ -64,9 +64,10 @@ const makers = {
  * Copies a directory tree with plain reads and writes. `fs.cpSync` copies each file with `copy_file_range`, and
  * on this host's ext4 a PGlite directory copied that way and then used took 2.0–2.9 s to delete (about 2 ms a
  * file, 991 files; `rm -rf` from a shell the same), against 0.2–0.3 s for one copied by reads and writes (both
- * measured in the worker's teardown under a load of 8): every PGlite worker paid it, about 30 s of the suite.
- * Copy and removal are outside the runs; the timed runs did not move (durable-tools-pglite, five alternating
- * processes each: median CPU 270 ms a run with `cpSync`, 248 ms with this, within the noise).
+ * measured in the worker's teardown under a load of 8). On a quiet host it matters less: the DURABLE rows of
+ * the full suite took 126.6 s before and 123.0 s after. Copy and removal are outside the runs; the timed runs
+ * did not move (durable-tools-pglite, five alternating processes each: median CPU 270 ms a run with `cpSync`,
+ * 248 ms with this, within the noise).
  */
 function copyTree(from, to) {
   mkdirSync(to, { recursive: true })
