@@ -65,6 +65,16 @@ export class CallBatch {
     this.stop = state.stop
   }
 
+  /** How the run stops, if it is stopping (planning reads it through a bound method: see `dispatchBatch`). */
+  currentStop(): LoopStop | undefined {
+    return this.stop
+  }
+
+  /** The run stops (a pre-dispatch policy said so). */
+  stopWith(stop: LoopStop): void {
+    this.stop = stop
+  }
+
   /** Cancels what is running and what waits: by an abort (the run stops) or steering. */
   cancelAll(why: 'abort' | 'steering'): void {
     if (this.cancelled !== undefined) return

@@ -2,13 +2,13 @@ import { concat, concatMap, defer, EMPTY, from, mergeMap, Observable, of, type S
 import type { ApproveTool } from '../src/policy/approval.js'
 import type { PreDispatchPolicy } from '../src/policy/policy.js'
 import { linked } from '../src/rx/linked-observer.js'
-import { answer, planCall, planWithoutAsking, type Planned, type Unplanned } from '../src/tools/plan-call.js'
+import { answer, planCall, planWithoutAsking, type PlanContext, type Planned, type Unplanned } from '../src/tools/plan-call.js'
 import type { ToolCallContent } from '../src/types/content.js'
 import type { AgentEvent } from '../src/types/event.js'
 import { toolCallsOf, type AgentMessage } from '../src/types/message.js'
 import type { AgentTool } from '../src/types/tool.js'
 import { outOfOrder } from '../src/turn/turn-protocol.js'
-import { runViewOf, type LoopStop, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
+import { runViewOf, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import type { ToolExecution } from '../src/types/run-config.js'
 import { cancelledText } from './dispatch-results.js'
 import { CallBatch } from './dispatch-batch.js'
@@ -102,15 +102,18 @@ function dispatchBatch(options: DispatchToolsOptions, concurrency: number, state
     for (let index = cap; index < calls.length; index++) planned.push({ kind: 'planned', index, plan: answer(calls[index]!, why) })
   }
   const allowed = cap === calls.length ? calls : calls.slice(0, cap)
-  const context = {
+  // One layout for every batch (no `{}`-or-field spreads) and bound methods rather than arrows made
+  // per turn: the layout a spread made, and the arrows' optimized code, were collected by a full GC
+  // between runs, and the planning code compiled again in the next run (`--trace-opt`, agent-tools 200).
+  const context: PlanContext = {
     tools: state.context.tools,
     cutByLength: state.assistant?.stopReason === 'length',
     preDispatch: options.preDispatch ?? [],
     view: runViewOf(state),
-    stop: () => batch.stop,
-    stopWith: (s: LoopStop) => (batch.stop = s),
-    ...(options.approveTool === undefined ? {} : { approveTool: options.approveTool }),
-    ...(options.approvalRequired === undefined ? {} : { approvalRequired: options.approvalRequired }),
+    stop: batch.currentStop.bind(batch),
+    stopWith: batch.stopWith.bind(batch),
+    approveTool: options.approveTool,
+    approvalRequired: options.approvalRequired,
   }
   const observer = linked<AgentEvent>(subscriber, batch)
   // Nobody to ask (no policy; no approver, or none of these calls needs it — an Agent always has

@@ -126,12 +126,15 @@ function streamAnswer({ options, now, retry }: StreamTurns, state: TurnState, su
     options.fallback === undefined && recover === undefined
       ? // The common case needs neither a fallback chain nor recovery: one layer less per chunk.
         deferredStream(options.streamFn, request).pipe(retry)
-      : callModel(request, [{ model: state.model, streamFn: options.streamFn }, ...(options.fallback ?? [])], {
+      : // Options of one layout (no `{}`-or-field spreads), and bound functions rather than arrows made
+        // per turn: with a full GC between runs, the layout a spread made and the arrows' optimized
+        // code died with a run, and `callModel`'s code was compiled again (`--trace-deopt`, agent-tools 200).
+        callModel(request, [{ model: state.model, streamFn: options.streamFn }, ...(options.fallback ?? [])], {
           retry,
-          ...(recover === undefined ? {} : { recoverOverflow: () => recover(state) }),
-          onCompaction: (event) => subscriber.next(event),
+          recoverOverflow: recover === undefined ? undefined : recover.bind(undefined, state),
+          onCompaction: subscriber.next.bind(subscriber),
         })
-  accumulated(chunks$, { model: state.model, now, ...(options.abort === undefined ? {} : { abort: options.abort }), ...(options.maxArgumentDepth === undefined ? {} : { maxArgumentDepth: options.maxArgumentDepth }) }).subscribe(
+  accumulated(chunks$, { model: state.model, now, abort: options.abort, maxArgumentDepth: options.maxArgumentDepth }).subscribe(
     linked<AssistantStreamEvent>(subscriber, new AnswerEvents(subscriber, state), undefined, AnswerLink),
   )
 }

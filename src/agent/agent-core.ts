@@ -258,8 +258,10 @@ export abstract class AgentCore {
   private configOf(call: CallOptions, signal: AbortSignal): AgentLoopConfig {
     const { options, scheduler, approvals } = this
     const { transform, recover } = this.context
-    const steering = () => this.runs.take('steering')
-    const followUp = () => this.runs.take('followUp')
+    // Bound methods, not arrows made per run: an arrow made per run held the only strong reference
+    // to its optimized code, which a full GC between runs threw away (see `resident`).
+    const steering = this.runs.take.bind(this.runs, 'steering')
+    const followUp = this.runs.take.bind(this.runs, 'followUp')
     return loopConfigOf({ options, call, model: this.state.model, streamFn: this.models.streamFn, signal, scheduler, steering, followUp, transform, recover, approvals })
   }
 }

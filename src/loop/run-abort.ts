@@ -67,6 +67,17 @@ export class OwnedAbort {
 
 const owners = new WeakMap<AbortSignal, OwnedAbort>()
 
+/**
+ * `list` without `item`, a new array. A loop rather than a `filter` arrow made per
+ * subscription: that arrow held the only strong reference to its optimized code, which a full
+ * GC between runs threw away (`--trace-opt`, agent-tools 200: compiled again in 5 of 8 runs).
+ */
+function without<T>(list: readonly T[], item: T): readonly T[] {
+  const kept: T[] = []
+  for (const x of list) if (x !== item) kept.push(x)
+  return kept
+}
+
 /** See the module comment. */
 export class RunAbort implements Unsubscribable {
   /** Emits once when the signal aborts (at once if it already has); never completes. */
@@ -92,7 +103,7 @@ export class RunAbort implements Unsubscribable {
         else signal.addEventListener('abort', this.onAbort, { once: true })
       }
       return () => {
-        this.subscribers = this.subscribers.filter((s) => s !== subscriber)
+        this.subscribers = without(this.subscribers, subscriber)
         if (this.ended && this.subscribers.length === 0) this.stopListening()
       }
     })

@@ -12,7 +12,7 @@
  * FANOUT runs of `agentLoop` alive at once (heap after a full GC, per run):
  * 12.7 → 9.7 KB with the shared stages and the run set up without closures
  * that keep its stages, 8.4 → 8.2 KB without the steering stage, 8.2 → 7.9
- * KB with the options filled in field by field.
+ * KB with the options no longer spread from conditional literals (see `turnStages`).
  *
  * Internal: not exported from the package.
  */
@@ -32,7 +32,6 @@ import type { AbortOption } from '../../operators/until-aborted.js'
 import type { Policies } from '../policy/policy.js'
 import type { AgentLoopConfig, TurnStages } from './agent-loop.js'
 import type { MessageQueue } from './message-queue.js'
-import type { Writable } from '../types/writable.js'
 
 /** How many tool calls of one message run by default (see `maxToolCallsPerMessage`). */
 export const DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE = 128
@@ -42,9 +41,16 @@ const noPolicies: Policies = {}
 
 /**
  * The stages of a run under `config`: `steering` and `followUp` are the run's
- * queues (none without a source), `abort$` its abort (`RunAbort`; none without a signal). The stages' options are filled in field by
- * field rather than spread from conditional literals: each spread of a
- * `{}`-or-field literal is one more object per run.
+ * queues (none without a source), `abort$` its abort (`RunAbort`; none without a signal). Each
+ * stage's options are one literal with every field, unset ones `undefined`:
+ * not spread from conditional literals (each spread of a `{}`-or-field literal
+ * is one more object per run), and not filled in field by field either: a
+ * field added after the literal gives the object a hidden class of its own,
+ * which died with the run at a full GC and took with it the optimized code
+ * that had read it (`CallBatch.release`, `--trace-deopt`, agent-tools 200 with
+ * a full GC before each run). The price is a few unset fields per run: FANOUT
+ * 1,000 runs alive, peak heap 26.4 -> 26.7-26.9 MB (`bench/worker.mjs rxagent
+ * fanout 1000 3`, two rounds each, with the per-turn literals of `streamLlm`).
  */
 export function turnStages(
   config: AgentLoopConfig,
@@ -56,27 +62,30 @@ export function turnStages(
   const abortOption: AbortOption = abort$ === undefined ? noAbort : { abort: abort$ }
   const policies = config.policies ?? noPolicies
 
-  const context: Writable<TransformContextOptions> = {}
-  if (config.transformContext !== undefined) context.transform = config.transformContext
-  if (config.convertToLlm !== undefined) context.convertToLlm = config.convertToLlm
-  if (abort$ !== undefined) context.abort = abort$
+  const context: TransformContextOptions = { transform: config.transformContext, convertToLlm: config.convertToLlm, abort: abort$ }
 
-  const llm: Writable<StreamLlmOptions> = { streamFn: config.streamFn, scheduler }
-  if (config.streamOptions !== undefined) llm.options = config.streamOptions
-  if (config.retry !== undefined) llm.retry = config.retry
-  if (config.fallback !== undefined) llm.fallback = config.fallback
-  if (config.recoverOverflow !== undefined) llm.recoverOverflow = config.recoverOverflow
-  if (abort$ !== undefined) llm.abort = abort$
-  if (config.maxArgumentDepth !== undefined) llm.maxArgumentDepth = config.maxArgumentDepth
+  const llm: StreamLlmOptions = {
+    streamFn: config.streamFn,
+    scheduler,
+    options: config.streamOptions,
+    retry: config.retry,
+    fallback: config.fallback,
+    recoverOverflow: config.recoverOverflow,
+    abort: abort$,
+    maxArgumentDepth: config.maxArgumentDepth,
+  }
 
-  const tools: Writable<DispatchToolsOptions> = { scheduler, maxCallsPerMessage: config.maxToolCallsPerMessage ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE }
-  if (policies.preDispatch !== undefined) tools.preDispatch = policies.preDispatch
-  if (config.approveTool !== undefined) tools.approveTool = config.approveTool
-  if (config.approvalRequired !== undefined) tools.approvalRequired = config.approvalRequired
-  if (config.toolExecution !== undefined) tools.execution = config.toolExecution
-  if (config.toolTimeoutMs !== undefined) tools.toolTimeoutMs = config.toolTimeoutMs
-  if (abort$ !== undefined) tools.abort = abort$
-  if (steering !== undefined && config.steeringDelivery === 'interrupt') tools.interruptOnSteering = steering.poll
+  const tools: DispatchToolsOptions = {
+    scheduler,
+    maxCallsPerMessage: config.maxToolCallsPerMessage ?? DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE,
+    preDispatch: policies.preDispatch,
+    approveTool: config.approveTool,
+    approvalRequired: config.approvalRequired,
+    execution: config.toolExecution,
+    toolTimeoutMs: config.toolTimeoutMs,
+    abort: abort$,
+    interruptOnSteering: steering !== undefined && config.steeringDelivery === 'interrupt' ? steering.poll : undefined,
+  }
 
   return {
     preTurnPolicy: preTurnPolicy(policies.preTurn, abortOption),
