@@ -158,22 +158,20 @@ class Attempt {
   }
 }
 
-// Their hidden classes outlive a run (see `resident`).
-resident(new Attempt(resident(new ModelCall({ messages: [] } as unknown as LlmRequest, [], {}, unused)), unused))
-
 /**
- * An attempt as a run leaves it, kept with its call (see `resident`): its
- * `stopped` set, as the last chunk of every answer sets it. Without one alive
- * after a full GC between runs, the class of an attempt was collected, and
- * with it what `Attempt.next` had learned of it: the code compiled in each
- * run met the answer's `stop` without that knowledge, was thrown away
- * ("Insufficient type feedback") and compiled again, in every run (AGENT
- * LONG, 5,000 messages, 10k deltas, a full GC before each run, --trace-opt:
- * in each of 6 runs).
+ * An attempt and its call, kept (see `resident`): with no instance of either
+ * class alive after a full GC between runs, their hidden classes died, and
+ * `Attempt.next`'s code, which embedded them, was compiled again in every run.
+ * Two attempts: one as it starts, one as a run leaves it (`stopped` set, as
+ * the last chunk of every answer sets it; without that one the code compiled
+ * in each run met the answer's `stop` without type feedback and was thrown
+ * away again: AGENT LONG, 5,000 messages, 10k deltas, a full GC before each
+ * run, --trace-opt: in each of 6 runs).
  */
-function residentAttempt(): Attempt {
+function residentAttempt(stopped: boolean): Attempt {
   const attempt = new Attempt(resident(new ModelCall({ messages: [] } as unknown as LlmRequest, [], {}, unused)), unused)
-  ;(attempt as unknown as { stopped: boolean }).stopped = true
+  if (stopped) (attempt as unknown as { stopped: boolean }).stopped = true
   return attempt
 }
-resident(residentAttempt())
+resident(residentAttempt(false))
+resident(residentAttempt(true))
