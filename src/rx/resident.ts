@@ -34,6 +34,24 @@ export function resident<T>(instance: T): T {
   return instance
 }
 
+/** The latest instance kept for each owner (see {@link residentFor}). */
+const latestFor = new WeakMap<object, unknown>()
+
+/**
+ * Keeps `instance` alive for as long as `owner` lives, in place of the one
+ * kept for `owner` before: for hidden classes that come from data rather
+ * than from a constructor of ours (a tool's arguments, parsed from the
+ * model's JSON and frozen), whose only instances are a run's. Holds one
+ * instance per owner, the latest: a value the run that made it handed out
+ * anyway (the transcript holds the same object).
+ *
+ * @returns `instance`.
+ */
+export function residentFor<T>(owner: object, instance: T): T {
+  latestFor.set(owner, instance)
+  return instance
+}
+
 /**
  * A placeholder for a constructor argument of a resident instance (see
  * {@link resident}): a resident is never used, only kept.

@@ -6,7 +6,7 @@
 import { isThenable } from '../rx/user-callback.js'
 import { from, isObservable, Observable, timer, type SchedulerLike } from 'rxjs'
 import { linked } from '../rx/linked-observer.js'
-import { resident } from '../rx/resident.js'
+import { resident, residentFor } from '../rx/resident.js'
 import { errorText, reportErrors } from '../types/codec.js'
 import { text } from '../types/content.js'
 import { ToolOutput, type AgentTool, type ToolExecuteContext } from '../types/tool.js'
@@ -52,6 +52,12 @@ export type ToolStart =
  */
 export function startTool(tool: AgentTool, args: unknown, options: RunToolOptions): ToolStart {
   const context = new ExecuteContext(options.toolCallId)
+  // The arguments' hidden classes (their frozen ones, from the model's JSON) outlive the run with
+  // the last arguments of each tool: when a full GC between two runs found none alive, it threw
+  // away the optimized code that had inlined the tool (CallBatch.execute, startTool: "deoptimizing
+  // … weak objects" in 3 of 18 runs, TOOLS 200 with a full GC before each run), compiled again in
+  // the next run (30–75 ms of a background thread each time, on a loaded 2-core host).
+  if (typeof args === 'object' && args !== null) residentFor(tool, args)
   let returned: unknown
   try {
     returned = tool.execute(args, context)
