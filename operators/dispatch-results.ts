@@ -27,7 +27,11 @@ export const cancelledText = {
  */
 export function frozenResult(message: ToolResultMessage): ToolResultMessage {
   try {
-    deepFreeze(message)
+    // The message is a literal of known keys (see `CallBatch.complete`) whose only objects are
+    // `content` and `details`: those are walked, the message itself frozen without a walk over its keys.
+    deepFreeze(message.content)
+    if (message.details !== undefined) deepFreeze(message.details)
+    Object.freeze(message)
     return message
   } catch {
     return { ...message }

@@ -24,6 +24,21 @@ describe('tool turns', () => {
     expect(isFrozenMessage(results[0]!)).toBe(true)
   })
 
+  it('a tool result is frozen all the way down: its content blocks and its details at every depth', () => {
+    const detailed = defineTool({
+      name: 'detailed',
+      description: 'Returns details.',
+      parameters: t.type({}),
+      execute: () => ({ content: [{ type: 'text' as const, text: 'ok' }], details: { nested: { list: [{ deep: 1 }] } } }),
+    })
+    const events = collect(loop([reply.toolCalls([call('c1', 'detailed')]), reply.text('ok')], [detailed]).run$)
+    const result = events.flatMap((e) => (e.type === 'messageEnd' && e.message.role === 'toolResult' ? [e.message] : []))[0]!
+    const details = result.details as { nested: { list: { deep: number }[] } }
+    expect([result, result.content, result.content[0], details, details.nested, details.nested.list, details.nested.list[0]].map(Object.isFrozen)).toEqual([
+      true, true, true, true, true, true, true,
+    ])
+  })
+
   it('tool turn then text turn', () => {
     runAgentMarbles(({ expectTimeline }) => {
       const first = { a: chunk.start(), b: chunk.toolStart('c1', 'add'), c: chunk.args('c1', '{"a":2,"b":3}'), d: chunk.toolEnd('c1'), p: chunk.stop('toolUse') }
