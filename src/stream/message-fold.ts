@@ -19,7 +19,7 @@ import type { AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
 import type { ProviderErrorKind } from '../types/provider-error.js'
-import { costOf } from '../types/usage.js'
+import { costOf, emptyCost, emptyUsage } from '../types/usage.js'
 import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 import { resident } from '../rx/resident.js'
 import { MAX_READ, MAX_UNREAD, MessageUpdate, type Segment } from './message-update.js'
@@ -45,6 +45,25 @@ interface ToolTrack {
 
 /** How a fold ended, when not by a clean `stop`. */
 export type FoldFailure = { readonly reason: 'error' | 'aborted'; readonly message: string; readonly kind?: ProviderErrorKind }
+
+/**
+ * The base of a fold's segment before `messageStart`. No update is made
+ * before it (`push` answers every other chunk with a violation), so nothing
+ * reads it; a snapshot of the head there (an empty content array and a
+ * message, both frozen) was thrown away at `messageStart` in every answer.
+ * TOOLS 200, callgrind (node --single-threaded, full GC before each of 6
+ * runs): 332.4 -> 330.1 M instructions.
+ */
+const notStarted: AssistantMessage = Object.freeze({
+  role: 'assistant',
+  provider: '',
+  model: '',
+  cost: emptyCost,
+  stopReason: 'stop',
+  timestamp: 0,
+  content: Object.freeze([]),
+  usage: emptyUsage,
+})
 
 /**
  * The mutable accumulator behind `accumulateMessage`. Not exported from the
@@ -81,7 +100,8 @@ export class MessageFold {
       this.usageSeen = retryOf.usageSeen
       this.totalSeen = retryOf.totalSeen
     }
-    this.segment = this.newSegment(this.head.snapshot())
+    // Not a snapshot of the head: `messageStart` sets the model and id and starts the first real segment (see `push`).
+    this.segment = this.newSegment(notStarted)
   }
 
   /** A fresh current segment; the one it replaces no longer reads the head. */
