@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest'
 import fc from 'fast-check'
 import * as t from 'io-ts'
-import { compileClassify, compileIs, knownValid } from '../src/types/fast-is.js'
+import { compileClassify, compileIs, compileScan, knownValid } from '../src/types/fast-is.js'
 import { struct, taggedUnion } from '../src/types/codec.js'
 import { AgentMessage, CustomMessage, ToolResultMessage, assistantMessage } from '../src/types/message.js'
 import { ToolCallContent } from '../src/types/content.js'
@@ -310,6 +310,46 @@ describe('compileClassify', () => {
     })
     try {
       expect(compileClassify(AgentMessage, marks)).toBeUndefined()
+    } finally {
+      vi.unstubAllGlobals()
+    }
+  })
+})
+
+describe('compileScan', () => {
+  const marks = new Map<t.Mixed, number>([
+    [ToolCallContent, 2],
+    [ToolResultMessage, 2],
+    [CustomMessage, 4],
+  ])
+  const scanner = compileScan(AgentMessage, marks)!
+  const classify = compileClassify(AgentMessage, marks)!
+
+  it('stops at the first item the check rejects, with the bits of the items before it, from any start', () => {
+    const item = fc.oneof(arbAgentMessage, brokenFrom(arbAgentMessage), fc.anything({ maxDepth: 1 }))
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 8 }), fc.nat(9), (list, from) => {
+        const start = Math.min(from, list.length)
+        let end = start
+        let bits = 0
+        for (; end < list.length; end++) {
+          const r = classify(list[end])
+          if (r === false) break
+          bits |= r
+        }
+        expect(scanner.scan(list, start)).toBe(end)
+        expect(scanner.found()).toBe(bits)
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('is not generated without code generation', () => {
+    vi.stubGlobal('Function', () => {
+      throw new EvalError('Code generation from strings disallowed for this context')
+    })
+    try {
+      expect(compileScan(AgentMessage, marks)).toBeUndefined()
     } finally {
       vi.unstubAllGlobals()
     }
