@@ -74,10 +74,11 @@ function residentStates(): readonly AgentState[] {
  * The states of a run on a long transcript (`lazy-transcript.ts`): a class of their own (an
  * accessor for `messages`), with none alive between two runs either — a restored Agent's
  * state holds its transcript as an array until a run appends to it. The entries a run logs
- * without touching the transcript keep it lazy, as in a run. With the backing's one class
- * (`growing-transcript.ts`): AGENT restored 60k, wall per run, medians of 40 runs after a
- * full GC in 4 alternating processes each: 1.98/2.09/2.02/1.77 -> 1.46/1.51/1.46/1.78 ms
- * (1k: unchanged, 17.16M -> 17.11M instructions over 6 runs under callgrind).
+ * without touching the transcript keep it lazy, as in a run. AGENT restored 60k, 6 runs
+ * after a full GC under callgrind (TurboFan's share left out): 23.6M -> 23.1M instructions;
+ * AGENT TOOLS 50, which never holds a transcript lazily, 4 runs: 116.0M -> 116.3M in JIT
+ * code and builtins. (The same for the loop's lazy contexts, `turn-state.ts`, saved another
+ * 0.9M at 60k but cost AGENT TOOLS 0.8–1.3M, on the loop's path every runtime shares: left out.)
  */
 function residentLazyStates(): readonly AgentState[] {
   const model = modelSpec('resident', 'resident')

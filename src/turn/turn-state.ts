@@ -15,8 +15,7 @@ import type { AgentTool } from '../types/tool.js'
 import { addCost, addUsage, emptyCost, emptyUsage, type Cost, type Usage } from '../types/usage.js'
 import { resident } from '../rx/resident.js'
 import { appendMessages, messagesFrom } from '../types/growing-transcript.js'
-import { holdLazily, lazilyAppended, lazyTranscriptOf, residentTranscript, transcriptLength, type Transcript } from '../types/lazy-transcript.js'
-import { userMessage } from '../types/message.js'
+import { holdLazily, lazilyAppended, lazyTranscriptOf, transcriptLength, type Transcript } from '../types/lazy-transcript.js'
 import type { Writable } from '../types/writable.js'
 
 export { hasNoCustomMessages } from '../types/growing-transcript.js'
@@ -204,6 +203,3 @@ export function runViewOf(state: TurnState): {
 // --single-threaded: 148.6 -> 102.1 M instructions a run (TurboFan's share 69 -> 32 M);
 // weak-objects marks over runs 2-9: 17 -> 1-2.
 resident(nextState(initialState({ systemPrompt: '', messages: [], tools: [] }, { provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, [], emptyUsage, emptyCost), { started: true }))
-// The same for a run on a long transcript, whose contexts hold it lazily (`lazyContext`): a class
-// of their own, collected between two runs as well (see `resident-states.ts`).
-resident(nextState(initialState(lazyContext('', residentTranscript(userMessage('r')), []), { provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, [], emptyUsage, emptyCost), { started: true }))

@@ -129,8 +129,8 @@ export function transcriptOf(holder: { readonly messages: readonly AgentMessage[
 
 /**
  * A transcript of `message` alone, built as a run builds one (appended to a
- * growing transcript): what a resident lazy holder (`src/rx/resident.ts`)
- * is given, so that the hidden classes of a run on a long transcript
+ * growing transcript): what a resident lazy holder (`src/rx/resident.ts`,
+ * `resident-states.ts`) is given, so that the hidden classes of a run on a long transcript
  * outlive the run without a long transcript kept for the process.
  */
 export const residentTranscript = (message: AgentMessage): Transcript => transcriptOf({ messages: emptyTranscript() })!.append([message])
