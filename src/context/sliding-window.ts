@@ -226,9 +226,7 @@ function windowOf(source: WindowSource, budget: number, overflow: boolean, keepF
   let cut = low
   while (cut < newest && !startsUnit(messages[cut]!)) cut++
 
-  const kept = new Array<AgentMessage>(head + n - cut)
-  for (let i = 0; i < head; i++) kept[i] = messages[i]!
-  for (let i = cut; i < n; i++) kept[head + i - cut] = messages[i]!
+  const kept = keptOf(messages, head, cut, n)
   // Frozen, and known free of custom messages when the transcript is: converting it for the
   // model then needs no scan of what was kept (2,000 messages of a 60,000-message history: 40 µs).
   Object.freeze(kept)
@@ -246,4 +244,24 @@ function windowOf(source: WindowSource, budget: number, overflow: boolean, keepF
       overBudget: keptTokens > budget,
     },
   }
+}
+
+/**
+ * The first `head` messages and those from `cut` to `n`, as a new array. A plain array (a
+ * lazy transcript's backing) is copied by `slice` from `cut - head`, its first `head` items
+ * then overwritten: one block copy, where a loop of element loads ran through V8's keyed-load
+ * IC for every kept message (AGENT restored 60k, ~2,000 kept: 1,853 IC calls a run, about
+ * 250k instructions under callgrind). A frozen array keeps the loop (its `slice` leaves V8's
+ * fast path).
+ */
+function keptOf(messages: readonly AgentMessage[], head: number, cut: number, n: number): AgentMessage[] {
+  if (!Object.isFrozen(messages)) {
+    const kept = messages.slice(cut - head, n)
+    for (let i = 0; i < head; i++) kept[i] = messages[i]!
+    return kept
+  }
+  const kept = new Array<AgentMessage>(head + n - cut)
+  for (let i = 0; i < head; i++) kept[i] = messages[i]!
+  for (let i = cut; i < n; i++) kept[head + i - cut] = messages[i]!
+  return kept
 }

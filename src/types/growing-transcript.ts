@@ -17,10 +17,22 @@ export interface Backing {
   /** Index of the first custom message in `items` (Infinity if none). */
   firstCustom: number
   /** The last snapshot taken, handed again to a holder asking for the same length. */
-  latest?: readonly AgentMessage[]
+  latest: readonly AgentMessage[] | undefined
   /** The last lazy transcript made on it (`lazy-transcript.ts`), shared the same way. */
-  tip?: object
+  tip: object | undefined
 }
+
+/**
+ * A backing, every field set from the start: one hidden class for all of them. Built
+ * `{ items, firstCustom }` and given `latest`, then (from LAZY_FROM messages on) `tip`, later,
+ * a backing went through three classes, and the last one, reached only by a run's appends
+ * to a long transcript, had no instance left after a full GC between two runs (a restored
+ * Agent holds a backing without `tip`): `grown`'s optimized code was thrown away for weak
+ * objects and compiled again (AGENT restored 60k, 40 warm-up runs, then runs 2-9 each after
+ * a full GC, `--trace-opt --trace-deopt`: weak-objects deopts 7-8 -> 0, compilations of
+ * `grown` 5-7 -> 0). See also the resident lazy states (`resident-states.ts`).
+ */
+const newBacking = (items: AgentMessage[], firstCustom: number): Backing => ({ items, firstCustom, latest: undefined, tip: undefined })
 
 const BACKING = Symbol('rxagent.transcriptBacking')
 
@@ -48,7 +60,7 @@ export const lineageOf = (messages: readonly AgentMessage[]): object | undefined
  * backing holds every message appended to it.
  */
 export function emptyTranscript(): readonly AgentMessage[] {
-  return snapshotOf({ items: [], firstCustom: Number.POSITIVE_INFINITY }, 0)
+  return snapshotOf(newBacking([], Number.POSITIVE_INFINITY), 0)
 }
 
 /**
@@ -60,7 +72,7 @@ export function emptyTranscript(): readonly AgentMessage[] {
  */
 export function adoptedTranscript(messages: readonly AgentMessage[], firstCustom: number): readonly AgentMessage[] {
   if (backingOf(messages) !== undefined) return messages
-  return snapshotOf({ items: [...messages], firstCustom }, messages.length)
+  return snapshotOf(newBacking([...messages], firstCustom), messages.length)
 }
 
 /** `messages` followed by `more`, frozen; `messages` itself is untouched. */
@@ -81,7 +93,7 @@ export function grown(backing: Backing | undefined, messages: readonly AgentMess
   if (backing === undefined || backing.items.length !== length) {
     // The plain backing's own copy when there is one (a frozen array's copy is slow).
     const items = backing !== undefined ? backing.items.slice(0, length) : [...messages!]
-    backing = { items, firstCustom: firstCustomIn(items) }
+    backing = newBacking(items, firstCustomIn(items))
   }
   for (const m of more) {
     if (m.role === 'custom' && backing.firstCustom === Number.POSITIVE_INFINITY) backing.firstCustom = backing.items.length

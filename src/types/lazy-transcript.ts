@@ -26,7 +26,7 @@
  *
  * Internal: not exported from the package.
  */
-import { backingOf, grown, snapshotOf, type Backing } from './growing-transcript.js'
+import { backingOf, emptyTranscript, grown, snapshotOf, type Backing } from './growing-transcript.js'
 import type { AgentMessage } from './message.js'
 
 /**
@@ -126,6 +126,14 @@ export function transcriptOf(holder: { readonly messages: readonly AgentMessage[
   if (tip instanceof Transcript && tip.length === messages.length) return tip
   return new Transcript(backing, messages.length, messages)
 }
+
+/**
+ * A transcript of `message` alone, built as a run builds one (appended to a
+ * growing transcript): what a resident lazy holder (`src/rx/resident.ts`,
+ * `resident-states.ts`) is given, so that the hidden classes of a run on a long transcript
+ * outlive the run without a long transcript kept for the process.
+ */
+export const residentTranscript = (message: AgentMessage): Transcript => transcriptOf({ messages: emptyTranscript() })!.append([message])
 
 /** The number of messages of `holder`, without making a lazy holder's array. */
 export const transcriptLength = (holder: { readonly messages: readonly AgentMessage[] }): number => lazyTranscriptOf(holder)?.length ?? holder.messages.length
