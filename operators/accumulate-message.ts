@@ -1,6 +1,8 @@
 import { Observable, type OperatorFunction, type Subscriber } from 'rxjs'
 import { linked, LinkedObserver } from '../src/rx/linked-observer.js'
 import { MessageFold, type FoldFailure, type MessageUpdate } from '../src/stream/message-fold.js'
+// Its hidden classes kept for the process (see fold-residents.ts).
+import '../src/stream/fold-residents.js'
 import type { ProviderChunk } from '../src/types/chunk.js'
 import type { AssistantStreamEvent } from '../src/types/event.js'
 import type { AssistantMessage } from '../src/types/message.js'

@@ -1,5 +1,5 @@
 import { resident } from '../src/rx/resident.js'
-import { residentToolAnswer } from '../src/stream/message-fold.js'
+import { residentToolAnswer } from '../src/stream/fold-residents.js'
 import type { TurnEndEvent } from '../src/types/event.js'
 import type { AssistantMessage, ToolResultMessage } from '../src/types/message.js'
 import { hasUnansweredCalls, outOfOrder } from '../src/turn/turn-protocol.js'
