@@ -72,6 +72,9 @@ export function report({ results, sizesOf, runtimes, wire, mcp = { skipped: 'not
   row(`TEXT heap peak @${k(heapAt)}`, 'MB', (r) => mb(get('text', heapAt, r, 'peakBytes')))
   const turns = sizesOf('tools')[0]
   row(`TOOLS ${turns} turns, warm`, 'ms/turn, wall / CPU', (r) => pair('tools', turns, r, 'msPerTurn', 'cpuMsPerTurn'), 3)
+  // The warm-up is the same for every runtime (400 ms of its own runs, bench/worker.mjs): a runtime
+  // that V8 takes longer to optimize gets fewer runs in it, and is sampled earlier in its process.
+  row(`TOOLS ${turns} turns, warm-up runs before sampling`, 'runs', (r) => get('tools', turns, r, 'warmups'), 0)
   const coldTurns = sizesOf('coldtools')[0]
   row(`COLD first ${coldTurns} tool turns, fresh process`, 'ms total', (r) => get('coldtools', coldTurns, r, 'ms'), 1)
   row(`COLD first ${coldTurns} tool turns, fresh process`, 'ms/turn, wall / CPU', (r) => pair('coldtools', coldTurns, r, 'msPerTurn', 'cpuMsPerTurn'), 3)

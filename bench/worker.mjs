@@ -218,7 +218,8 @@ await nextTurn()
 for (const sample of samples) {
   const gcMs = gcMsIn(sample.window)
   delete sample.window
-  Object.assign(sample, memory, { gcMs }, deltas === undefined ? {} : { gcPerDeltaUs: (gcMs * 1000) / deltas })
+  // `warmups` with every sample, so that the results say how far into its process a figure was taken.
+  Object.assign(sample, memory, { gcMs, warmups }, deltas === undefined ? {} : { gcPerDeltaUs: (gcMs * 1000) / deltas })
 }
 const keys = Object.keys(samples[0]).filter((k) => typeof samples[0][k] === 'number')
 const summary = Object.fromEntries(
