@@ -14,7 +14,7 @@ import type { AgentResult } from '../types/result.js'
 import { emptyCost, emptyUsage } from '../types/usage.js'
 import { MessageQueue, type MessageSource, type QueueMode } from './message-queue.js'
 import { runTurns, type AfterTurn } from './run-turns.js'
-import { RunAbort } from './run-abort.js'
+import { isAborted, RunAbort } from './run-abort.js'
 import { DEFAULT_MAX_TOOL_CALLS_PER_MESSAGE, turnStages } from './run-stages.js'
 import { linked } from '../rx/linked-observer.js'
 import { validTranscript } from '../types/settle.js'
@@ -95,7 +95,7 @@ function afterTurn(config: AgentLoopConfig): (state: TurnState) => AfterTurn {
   const maxTurns = config.maxTurns ?? Number.POSITIVE_INFINITY
   return (state) => {
     if (state.stop !== undefined || state.continuation !== 'next') return { end: state }
-    if (config.signal?.aborted === true) {
+    if (config.signal !== undefined && isAborted(config.signal)) {
       return { end: nextState(state, { stop: { reason: 'aborted', message: 'the run was aborted between turns' } }) }
     }
     if (state.turnIndex + 1 >= maxTurns) {
@@ -154,7 +154,7 @@ export function runLoop(context: AgentContext, prompts: readonly AgentMessage[],
     if (steering !== undefined) subscriber.add(steering.connect())
     if (followUp !== undefined) subscriber.add(followUp.connect())
     const output = new RunOutput(subscriber)
-    if (config.signal?.aborted === true) {
+    if (config.signal !== undefined && isAborted(config.signal)) {
       output.finish(nextState(first, { stop: { reason: 'aborted', message: 'the run was aborted before it started' } }))
       return
     }
