@@ -43,7 +43,11 @@ function residentStates(): readonly AgentState[] {
   const result: AgentMessage = frozen({ role: 'toolResult', toolCallId: 'c', toolName: 't', content: [{ type: 'text', text: 'r' }], isError: false, timestamp: Date.now() })
   // A streamed answer as the loop folds it, logged with its stream marks as a run logs it.
   const streamed = residentToolAnswer()
-  const marker = new StreamMarker(asyncScheduler)
+  // Kept itself, not only its marks: an Agent's store holds its own marker, so none was alive between
+  // two Agents, and the first full GC after a process's warm-up runs threw away the code of the
+  // store's per-event path (`record`, `recordEntry`, `commit`, `stream`, the marker's `now`…,
+  // "weak objects"; agent-tools, in 3 of 3 processes after 30 warm-up runs, `--trace-deopt`).
+  const marker = resident(new StreamMarker(asyncScheduler))
   marker.turnStart()
   marker.chunk({ type: 'textDelta', text: 'a' })
   const states: AgentState[] = [stateOfInit({ type: 'init', version: 1, agentId: 'resident', systemPrompt: '', model, availableModels: [model], tools: [], messages: [] }, noTools)]
