@@ -17,6 +17,7 @@ import { decodeInput, invalidInput, MessagesInput } from '../types/input.js'
 import { AgentMessage } from '../types/message.js'
 import { ModelSpec } from '../types/model.js'
 import type { AgentState } from './agent-state.js'
+import { resident } from '../rx/resident.js'
 
 /**
  * The checkpoint format this rxagent writes. It reads this one and format 1
@@ -194,3 +195,8 @@ export class RunBoundary {
     }
   }
 }
+
+// Its hidden class outlives an Agent (see `resident`): each Agent has its own boundary, so none was
+// alive between two Agents, and the first full GC after a process's warm-up runs threw `mark` away
+// ("weak objects", agent-tools after 30 warm-up runs, 3 processes of 3, `--trace-deopt`).
+resident(new RunBoundary())
