@@ -8,14 +8,13 @@ import type { ProviderChunk } from '../types/chunk.js'
 import type { AgentEndEvent, AgentEvent, MessageUpdateEvent, PolicyDecisionEvent } from '../types/event.js'
 import type { AssistantMessage } from '../types/message.js'
 import type { AgentTool } from '../types/tool.js'
-import { AGENT_LOG_FORMAT, type AgentLogCommand, type AgentLogEntry, type InitEntry } from './agent-log.js'
+import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
 import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, type ToolResolver } from './agent-reducer.js'
 import type { AgentState } from './agent-state.js'
 import { StreamMarker, type Clock } from './stream-marks.js'
 import { resident } from '../rx/resident.js'
-import { modelSpec } from '../types/model.js'
 // The states a run builds, kept for the process (see the module).
-import './resident-states.js'
+import { residentInit } from './resident-states.js'
 
 /**
  * Up to this many content blocks, `streamMessage` follows every chunk. A
@@ -238,5 +237,4 @@ export class AgentStore {
 // process's warm-up runs threw away the code of the store's per-event path with their maps
 // (`commit`, `record`, `recordEntry`, `stream`, `next`, … "weak objects", agent-tools after 30
 // warm-up runs, 3 processes of 3, `--trace-deopt`; the maps compared with `--print-opt-code`).
-const residentModel = modelSpec('resident', 'resident')
-resident(new AgentStore({ type: 'init', version: AGENT_LOG_FORMAT, agentId: 'resident', systemPrompt: '', model: residentModel, availableModels: [residentModel], tools: [], messages: [] }, [], asyncScheduler))
+resident(new AgentStore(residentInit(), [], asyncScheduler))

@@ -23,11 +23,22 @@ import { decodePrompts } from '../types/input.js'
 import { assistantMessage, type AgentMessage, type AssistantMessage } from '../types/message.js'
 import { modelSpec } from '../types/model.js'
 import { residentToolAnswer } from '../stream/fold-residents.js'
-import type { AgentLogCommand } from './agent-log.js'
+import { AGENT_LOG_FORMAT, type AgentLogCommand } from './agent-log.js'
 import { reduceAgentLog, stateOfInit, withStreamMessage } from './agent-reducer.js'
 import { lazyAgentState, type AgentState } from './agent-state.js'
 import { residentTranscript } from '../types/lazy-transcript.js'
 import { StreamMarker } from './stream-marks.js'
+
+/**
+ * The init entry of the resident states here and of the resident store (`agent-store.ts`): an Agent
+ * with no tools and no messages.
+ *
+ * Internal.
+ */
+export function residentInit(): Extract<AgentLogCommand, { type: 'init' }> {
+  const model = modelSpec('resident', 'resident')
+  return { type: 'init', version: AGENT_LOG_FORMAT, agentId: 'resident', systemPrompt: '', model, availableModels: [model], tools: [], messages: [] }
+}
 
 /** `value`, frozen all the way down. */
 function frozen<T>(value: T): T {
@@ -37,7 +48,6 @@ function frozen<T>(value: T): T {
 
 function residentStates(): readonly AgentState[] {
   const noTools = (): readonly never[] => []
-  const model = modelSpec('resident', 'resident')
   const answer = frozen(assistantMessage('a', { stopReason: 'toolUse' }))
   // A clock's timestamps, as a run's (a small integer would give the field a layout a run's time then replaces).
   const result: AgentMessage = frozen({ role: 'toolResult', toolCallId: 'c', toolName: 't', content: [{ type: 'text', text: 'r' }], isError: false, timestamp: Date.now() })
@@ -50,7 +60,7 @@ function residentStates(): readonly AgentState[] {
   const marker = resident(new StreamMarker(asyncScheduler))
   marker.turnStart()
   marker.chunk({ type: 'textDelta', text: 'a' })
-  const states: AgentState[] = [stateOfInit({ type: 'init', version: 1, agentId: 'resident', systemPrompt: '', model, availableModels: [model], tools: [], messages: [] }, noTools)]
+  const states: AgentState[] = [stateOfInit(residentInit(), noTools)]
   const fold = (entry: AgentLogCommand): void => void states.push(reduceAgentLog(states.at(-1)!, entry, noTools))
   const stream = (message: typeof answer | undefined): void => void states.push(withStreamMessage(states.at(-1)!, message))
   fold({ type: 'runStart', runId: 'resident', prompts: [] })
@@ -85,8 +95,7 @@ function residentStates(): readonly AgentState[] {
  * 0.9M at 60k but cost AGENT TOOLS 0.8–1.3M, on the loop's path every runtime shares: left out.)
  */
 function residentLazyStates(): readonly AgentState[] {
-  const model = modelSpec('resident', 'resident')
-  const init = stateOfInit({ type: 'init', version: 1, agentId: 'resident', systemPrompt: '', model, availableModels: [model], tools: [], messages: [] }, () => [])
+  const init = stateOfInit(residentInit(), () => [])
   const prompt = decodePrompts('r', 'resident', Date.now())[0]!
   const states: AgentState[] = [lazyAgentState(init, residentTranscript(frozen(prompt)), undefined)]
   const fold = (entry: AgentLogCommand): void => void states.push(reduceAgentLog(states.at(-1)!, entry, () => []))

@@ -125,13 +125,6 @@ const NUMBER_CHECKS = new Map<t.Mixed, (x: string) => string>([
   [NonNegativeNumber, (x) => `(Number.isFinite(${x}) && ${x} >= 0)`],
 ])
 
-/**
- * What the generated code does where a value fails: `return false;` in a
- * check, `break items;` in a list scanner ({@link compileScan}). Set by
- * {@link generate} while it writes one function.
- */
-let FAIL = 'return false;'
-
 /** Whether `__proto__` reads an object's prototype here (see {@link plainObject}). */
 const PROTO_READ = ((): boolean => {
   try {
@@ -154,12 +147,12 @@ const PROTO_READ = ((): boolean => {
  * an array's `__proto__` is `Array.prototype`, so only an array made prototype-less needs `Array.isArray`.
  * Where `__proto__` is removed or throws (Deno, `node --disable-proto`), `Object.getPrototypeOf` only.
  */
-const plainObject = (x: string): string =>
+const plainObject = (x: string, fail: string): string =>
   PROTO_READ
-    ? `if (typeof ${x} !== 'object' || ${x} === null) ${FAIL}\n` +
-      `{ const p = ${x}.__proto__; if (p !== OP && (p !== undefined || Object.getPrototypeOf(${x}) !== null || Array.isArray(${x}))) ${FAIL} }\n`
-    : `if (typeof ${x} !== 'object' || ${x} === null || Array.isArray(${x})) ${FAIL}\n` +
-      `{ const p = Object.getPrototypeOf(${x}); if (p !== OP && p !== null) ${FAIL} }\n`
+    ? `if (typeof ${x} !== 'object' || ${x} === null) ${fail}\n` +
+      `{ const p = ${x}.__proto__; if (p !== OP && (p !== undefined || Object.getPrototypeOf(${x}) !== null || Array.isArray(${x}))) ${fail} }\n`
+    : `if (typeof ${x} !== 'object' || ${x} === null || Array.isArray(${x})) ${fail}\n` +
+      `{ const p = Object.getPrototypeOf(${x}); if (p !== OP && p !== null) ${fail} }\n`
 
 
 /**
@@ -171,9 +164,11 @@ function generate(codec: t.Mixed, marks?: ReadonlyMap<t.Mixed, number>, scan = f
   let vars = 0
   const extern = (value: unknown): string => `e[${externs.push(value) - 1}]`
   const fresh = (): string => `v${vars++}`
+  /** What the code does where a value fails: leave the check, or (a scanner, {@link compileScan}) stop the scan there. */
+  const fail = scan ? 'break items;' : 'return false;'
 
   /**
-   * Statements that `return false` unless the value in variable `x` is a `c`. `plain`: `x` is
+   * Statements that fail (`fail`) unless the value in variable `x` is a `c`. `plain`: `x` is
    * known to be a plain object already (a member of an intersection after the first).
    *
    * Everything is written into one function: array items, record values and the member a tagged
@@ -194,16 +189,16 @@ function generate(codec: t.Mixed, marks?: ReadonlyMap<t.Mixed, number>, scan = f
   /** {@link emit} without the comparison with known constants. */
   const emitCheck = (c: t.Mixed, x: string, plain: boolean): string => {
     if (isKind(c, 'InterfaceType', 'StrictType')) {
-      let s = plain ? '' : plainObject(x)
+      let s = plain ? '' : plainObject(x, fail)
       for (const [key, sub] of Object.entries(c.props)) {
         const y = fresh()
         const k = JSON.stringify(key)
-        s += `{ const ${y} = ${x}[${k}]; if (${y} === undefined && !HO.call(${x}, ${k})) ${FAIL}\n${emit(sub, y)}}\n`
+        s += `{ const ${y} = ${x}[${k}]; if (${y} === undefined && !HO.call(${x}, ${k})) ${fail}\n${emit(sub, y)}}\n`
       }
       return s
     }
     if (isKind(c, 'PartialType')) {
-      let s = plain ? '' : plainObject(x)
+      let s = plain ? '' : plainObject(x, fail)
       for (const [key, sub] of Object.entries(c.props)) {
         const y = fresh()
         s += `{ const ${y} = ${x}[${JSON.stringify(key)}]; if (${y} !== undefined) {\n${emit(sub, y)}} }\n`
@@ -211,7 +206,7 @@ function generate(codec: t.Mixed, marks?: ReadonlyMap<t.Mixed, number>, scan = f
       return s
     }
     if (isKind(c, 'ExactType', 'ReadonlyType')) return emit(c.type, x, plain)
-    if (isKind(c, 'RefinementType')) return `${emit(c.type, x, plain)}if (!${extern(c.predicate)}(${x})) ${FAIL}\n`
+    if (isKind(c, 'RefinementType')) return `${emit(c.type, x, plain)}if (!${extern(c.predicate)}(${x})) ${fail}\n`
     if (isKind(c, 'IntersectionType')) {
       // Only object members (interfaces, partials, and those wrapped) leave `x` known to be a plain object.
       let known = plain
@@ -226,63 +221,55 @@ function generate(codec: t.Mixed, marks?: ReadonlyMap<t.Mixed, number>, scan = f
       const tagged = taggedUnionOf(c)
       if (tagged !== undefined) {
         // The member its tag names, and only that one (as the union's own `is`): written out here.
-        let s = `if (typeof ${x} !== 'object' || ${x} === null) ${FAIL}\nswitch (${x}[${JSON.stringify(tagged.tag)}]) {\n`
+        let s = `if (typeof ${x} !== 'object' || ${x} === null) ${fail}\nswitch (${x}[${JSON.stringify(tagged.tag)}]) {\n`
         for (const [value, member] of tagged.members) s += `case ${JSON.stringify(value)}: {\n${emit(member, x)}break; }\n`
-        return `${s}default: ${FAIL}\n}\n`
+        return `${s}default: ${fail}\n}\n`
       }
       // Each member its own function: the first that accepts decides. It could not set the
       // caller's bits: with marks, no code (a mark under it would go unseen).
       if (marks !== undefined) throw new Error('fast-is: marks under an untagged union')
-      return `if (!(${c.types.map((member) => `${extern(generate(member))}(${x})`).join(' || ')})) ${FAIL}\n`
+      return `if (!(${c.types.map((member) => `${extern(generate(member))}(${x})`).join(' || ')})) ${fail}\n`
     }
     if (isKind(c, 'ArrayType', 'ReadonlyArrayType')) {
       const i = fresh()
       const y = fresh()
-      return `if (!Array.isArray(${x})) ${FAIL}\nfor (let ${i} = 0; ${i} < ${x}.length; ${i}++) { const ${y} = ${x}[${i}];\n${emit(c.type, y)}}\n`
+      return `if (!Array.isArray(${x})) ${fail}\nfor (let ${i} = 0; ${i} < ${x}.length; ${i}++) { const ${y} = ${x}[${i}];\n${emit(c.type, y)}}\n`
     }
     if (isKind(c, 'DictionaryType') && isKind(c.domain, 'StringType')) {
       const k = fresh()
       const y = fresh()
-      return `${plain ? '' : plainObject(x)}for (const ${k} in ${x}) if (HO.call(${x}, ${k})) { const ${y} = ${x}[${k}];\n${emit(c.codomain, y)}}\n`
+      return `${plain ? '' : plainObject(x, fail)}for (const ${k} in ${x}) if (HO.call(${x}, ${k})) { const ${y} = ${x}[${k}];\n${emit(c.codomain, y)}}\n`
     }
-    if (isKind(c, 'LiteralType')) return `if (${x} !== ${JSON.stringify(c.value)}) ${FAIL}\n`
+    if (isKind(c, 'LiteralType')) return `if (${x} !== ${JSON.stringify(c.value)}) ${fail}\n`
     if (isKind(c, 'KeyofType')) {
       // A few keys as a `switch` (strict equality: a non-string matches no case), not a call to
       // `hasOwnProperty` on the keys object: an assistant message's `stopReason` is one, and 5,000
       // fresh history messages took 135 µs instead of 156 µs (the fastest of five runs each).
       const keys = Object.keys(c.keys)
-      if (keys.length > 0 && keys.length <= 32) return `switch (${x}) {\n${keys.map((k) => `case ${JSON.stringify(k)}:`).join(' ')} break;\ndefault: ${FAIL}\n}\n`
-      return `if (typeof ${x} !== 'string' || !HO.call(${extern(c.keys)}, ${x})) ${FAIL}\n`
+      if (keys.length > 0 && keys.length <= 32) return `switch (${x}) {\n${keys.map((k) => `case ${JSON.stringify(k)}:`).join(' ')} break;\ndefault: ${fail}\n}\n`
+      return `if (typeof ${x} !== 'string' || !HO.call(${extern(c.keys)}, ${x})) ${fail}\n`
     }
-    if (isKind(c, 'StringType')) return `if (typeof ${x} !== 'string') ${FAIL}\n`
-    if (isKind(c, 'NumberType')) return `if (typeof ${x} !== 'number') ${FAIL}\n`
-    if (isKind(c, 'BooleanType')) return `if (typeof ${x} !== 'boolean') ${FAIL}\n`
-    if (isKind(c, 'NullType')) return `if (${x} !== null) ${FAIL}\n`
-    if (isKind(c, 'UndefinedType', 'VoidType')) return `if (${x} !== undefined) ${FAIL}\n`
+    if (isKind(c, 'StringType')) return `if (typeof ${x} !== 'string') ${fail}\n`
+    if (isKind(c, 'NumberType')) return `if (typeof ${x} !== 'number') ${fail}\n`
+    if (isKind(c, 'BooleanType')) return `if (typeof ${x} !== 'boolean') ${fail}\n`
+    if (isKind(c, 'NullType')) return `if (${x} !== null) ${fail}\n`
+    if (isKind(c, 'UndefinedType', 'VoidType')) return `if (${x} !== undefined) ${fail}\n`
     if (isKind(c, 'UnknownType', 'AnyType')) return ''
     // The library's own number codecs, written out: 13 of them in every assistant message's usage
     // and cost, and a call through each codec's `is` made the check of one 88 ns (written out: see below).
     const number = NUMBER_CHECKS.get(c)
-    if (number !== undefined) return `if (typeof ${x} !== 'number' || !${number(x)}) ${FAIL}\n`
+    if (number !== undefined) return `if (typeof ${x} !== 'number' || !${number(x)}) ${fail}\n`
     // Anything else: the codec's own check (with marks, only where no marked codec can hide under it).
     if (marks !== undefined && !opaqueWithoutMarks(c, marks)) throw new Error(`fast-is: a mark could hide under ${c.name}`)
-    return `if (!${extern(c)}.is(${x})) ${FAIL}\n`
+    return `if (!${extern(c)}.is(${x})) ${fail}\n`
   }
 
-  const outer = FAIL
-  FAIL = scan ? 'break items;' : 'return false;'
-  let checks: string
-  try {
-    checks = emit(codec, 'u')
-  } finally {
-    FAIL = outer
-  }
-  const body = marks === undefined ? `${checks}return true;` : `let k = 1;\n${checks}return k;`
+  const checks = emit(codec, 'u')
   // A scanner: the check of each item inline, the bits of all items kept for `found` (a closure
   // variable: its store needs no type feedback, which the code compiled inside the loop lacks).
   const source = scan
     ? `let found = 0;\nreturn { scan(list, start) {\nlet i = start;\nlet all = 0;\nitems: for (; i < list.length; i++) {\nconst u = list[i];\nlet k = 1;\n${checks}all |= k;\n}\nfound = all;\nreturn i;\n}, found: () => found };`
-    : `return function is(u) {\n${body}\n}`
+    : `return function is(u) {\n${marks === undefined ? `${checks}return true;` : `let k = 1;\n${checks}return k;`}\n}`
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from our own codecs only (see the module comment)
   const make = new Function('OP', 'HO', 'e', source) as (op: object, ho: typeof Object.prototype.hasOwnProperty, e: unknown[]) => unknown
   return make(Object.prototype, Object.prototype.hasOwnProperty, externs)
