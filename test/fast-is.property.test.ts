@@ -237,30 +237,39 @@ describe('compileIs', () => {
   })
 
   it('falls back to the codec’s own is where code cannot be generated (a CSP without unsafe-eval)', () => {
-    vi.stubGlobal('Function', () => {
-      throw new EvalError('Code generation from strings disallowed for this context')
-    })
-    try {
+    withoutCodeGeneration(() => {
       const codec = t.type({ a: t.string })
       const spy = vi.spyOn(codec, 'is')
       const is = compileIs(codec)
       expect(is({ a: 'x' })).toBe(true)
       expect(is({ a: 1 })).toBe(false)
       expect(spy).toHaveBeenCalledTimes(2)
-    } finally {
-      vi.unstubAllGlobals()
-    }
+    })
   })
 })
 
+const TOOL = 2
+const CUSTOM = 4
+/** The transcript's marks, as `message-input.ts` sets them. */
+const marks = new Map<t.Mixed, number>([
+  [ToolCallContent, TOOL],
+  [ToolResultMessage, TOOL],
+  [CustomMessage, CUSTOM],
+])
+
+/** Runs `fn` where `new Function` throws, as under a CSP without unsafe-eval. */
+function withoutCodeGeneration(fn: () => void): void {
+  vi.stubGlobal('Function', () => {
+    throw new EvalError('Code generation from strings disallowed for this context')
+  })
+  try {
+    fn()
+  } finally {
+    vi.unstubAllGlobals()
+  }
+}
+
 describe('compileClassify', () => {
-  const TOOL = 2
-  const CUSTOM = 4
-  const marks = new Map<t.Mixed, number>([
-    [ToolCallContent, TOOL],
-    [ToolResultMessage, TOOL],
-    [CustomMessage, CUSTOM],
-  ])
   const classify = compileClassify(AgentMessage, marks)!
   /** What the bits must say, read from the message by hand. */
   const expected = (m: AgentMessage): number =>
@@ -305,23 +314,11 @@ describe('compileClassify', () => {
     const Tree: t.Type<Tree> = t.recursion('Tree', () => t.type({ kids: t.array(Tree), leaf: Inner }))
     expect(compileClassify(t.type({ root: Tree }), new Map<t.Mixed, number>([[Inner, 2]]))).toBeUndefined()
     expect(compileClassify(t.type({ x: Inner }), new Map<t.Mixed, number>([[Inner, 2]]))!({ x: { a: '' } })).toBe(3)
-    vi.stubGlobal('Function', () => {
-      throw new EvalError('Code generation from strings disallowed for this context')
-    })
-    try {
-      expect(compileClassify(AgentMessage, marks)).toBeUndefined()
-    } finally {
-      vi.unstubAllGlobals()
-    }
+    withoutCodeGeneration(() => expect(compileClassify(AgentMessage, marks)).toBeUndefined())
   })
 })
 
 describe('compileScan', () => {
-  const marks = new Map<t.Mixed, number>([
-    [ToolCallContent, 2],
-    [ToolResultMessage, 2],
-    [CustomMessage, 4],
-  ])
   const scanner = compileScan(AgentMessage, marks)!
   const classify = compileClassify(AgentMessage, marks)!
 
@@ -345,14 +342,7 @@ describe('compileScan', () => {
   })
 
   it('is not generated without code generation', () => {
-    vi.stubGlobal('Function', () => {
-      throw new EvalError('Code generation from strings disallowed for this context')
-    })
-    try {
-      expect(compileScan(AgentMessage, marks)).toBeUndefined()
-    } finally {
-      vi.unstubAllGlobals()
-    }
+    withoutCodeGeneration(() => expect(compileScan(AgentMessage, marks)).toBeUndefined())
   })
 })
 
