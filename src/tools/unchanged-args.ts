@@ -36,7 +36,7 @@ export function unchangedCheck(codec: t.Mixed): Check | undefined {
   if (isKind(codec, 'NumberType')) return isNumber
   if (isKind(codec, 'BooleanType')) return isBoolean
   if (isKind(codec, 'NullType')) return isNull
-  if (isKind(codec, 'UnknownType')) return always
+  if (isKind(codec, 'UnknownType')) return anyButNaN
   if (isKind(codec, 'LiteralType')) {
     const value = codec.value
     return (u) => u === value
@@ -51,11 +51,14 @@ export function unchangedCheck(codec: t.Mixed): Check | undefined {
   return undefined
 }
 
+// NaN (which JSON cannot carry, but a caller's value can) is not "unchanged": io-ts compares each
+// validated property and array item with `!==` and copies the object or array holding one that
+// differs, and NaN differs from itself. Such a value goes through io-ts, as the exact decode does.
 const isString: Check = (u) => typeof u === 'string'
-const isNumber: Check = (u) => typeof u === 'number'
+const isNumber: Check = (u) => typeof u === 'number' && u === u
 const isBoolean: Check = (u) => typeof u === 'boolean'
 const isNull: Check = (u) => u === null
-const always: Check = () => true
+const anyButNaN: Check = (u) => u === u
 
 function everyElement(items: readonly unknown[], element: Check): boolean {
   for (let i = 0; i < items.length; i++) if (!element(items[i])) return false
