@@ -63,6 +63,9 @@ class Snapshots {
   }
 }
 
+/** The event of type `K`. */
+type Of<K extends AgentEvent['type']> = Extract<AgentEvent, { type: K }>
+
 /** See the module comment. */
 export class AgentStore {
   private entries: AgentLogEntry[]
@@ -143,6 +146,11 @@ export class AgentStore {
   /** Logs what a run's `event` changes (the streamed message only transiently). @throws what the reducer throws. */
   record(event: AgentEvent): void {
     if (event.type !== 'messageUpdate') return this.recordEntry(event)
+    return this.recordUpdate(event)
+  }
+
+  /** What {@link record} does with a `messageUpdate`, for a caller that knows the event's type (see `ActiveRun.next`). */
+  recordUpdate(event: MessageUpdateEvent): void {
     const chunks = this.chunks
     if (chunks !== undefined) chunks(event.chunk)
     if (this.marker.awaitingChunk) this.marker.chunk(event.chunk)
@@ -159,46 +167,54 @@ export class AgentStore {
    * A run's handler of those events calls it directly (`ActiveRun.other`), so that its code
    * does not take the delta path in with `record`.
    */
-  recordEntry(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
-    switch (event.type) {
-      case 'messageStart':
-        if (event.message.role === 'assistant') {
-          this.chunks?.({ type: 'messageStart', id: event.message.responseId ?? '', model: event.message.model })
-          this.stream(event.message)
+  recordEntry(event: Exclude<AgentEvent, MessageUpdateEvent>, type: Exclude<AgentEvent, MessageUpdateEvent>['type'] = event.type): void {
+    // Switched on `type`, read once by the caller (a megamorphic lookup: see `ActiveRun.next`).
+    switch (type) {
+      case 'messageStart': {
+        const { message } = event as Of<'messageStart'>
+        if (message.role === 'assistant') {
+          this.chunks?.({ type: 'messageStart', id: message.responseId ?? '', model: message.model })
+          this.stream(message)
         }
         return
-      case 'streamRetry':
-        this.marker.retry(event)
-        this.chunks?.({ type: 'retry', attempt: event.attempt, delayMs: event.delayMs, error: event.error })
+      }
+      case 'streamRetry': {
+        const retry = event as Of<'streamRetry'>
+        this.marker.retry(retry)
+        this.chunks?.({ type: 'retry', attempt: retry.attempt, delayMs: retry.delayMs, error: retry.error })
         return this.stream(undefined)
-      case 'modelFallback':
-        this.marker.fallback(event)
-        this.chunks?.({ type: 'retry', attempt: 0, delayMs: 0, error: event.error, model: event.to })
+      }
+      case 'modelFallback': {
+        const fallback = event as Of<'modelFallback'>
+        this.marker.fallback(fallback)
+        this.chunks?.({ type: 'retry', attempt: 0, delayMs: 0, error: fallback.error, model: fallback.to })
         return this.stream(undefined)
+      }
       // Each entry built as it is logged, `seq` last (as `append` puts it).
       case 'agentStart':
         this.commit({ type: 'agentStart', seq: this.next })
         return
       case 'turnStart':
         this.marker.turnStart()
-        this.commit({ type: 'turnStart', turnIndex: event.turnIndex, seq: this.next })
+        this.commit({ type: 'turnStart', turnIndex: (event as Of<'turnStart'>).turnIndex, seq: this.next })
         return
       case 'turnEnd':
-        this.commit({ type: 'turnEnd', turnIndex: event.turnIndex, seq: this.next })
+        this.commit({ type: 'turnEnd', turnIndex: (event as Of<'turnEnd'>).turnIndex, seq: this.next })
         return
       case 'messageEnd': {
-        const stream = event.message.role === 'assistant' ? this.marker.end() : undefined
-        this.commit(stream === undefined ? { type: 'messageEnd', message: event.message, seq: this.next } : { type: 'messageEnd', message: event.message, stream, seq: this.next })
+        const { message } = event as Of<'messageEnd'>
+        const stream = message.role === 'assistant' ? this.marker.end() : undefined
+        this.commit(stream === undefined ? { type: 'messageEnd', message, seq: this.next } : { type: 'messageEnd', message, stream, seq: this.next })
         return
       }
       case 'toolExecutionStart':
       case 'toolExecutionEnd':
-        this.commit({ type: event.type, toolCallId: event.toolCallId, seq: this.next })
+        this.commit({ type, toolCallId: (event as Of<'toolExecutionStart' | 'toolExecutionEnd'>).toolCallId, seq: this.next })
         return
       case 'policyDecision':
-        return this.recordDecision(event)
+        return this.recordDecision(event as Of<'policyDecision'>)
       case 'agentEnd':
-        return this.recordEnd(event)
+        return this.recordEnd(event as Of<'agentEnd'>)
       default:
         return
     }
