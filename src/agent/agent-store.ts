@@ -9,10 +9,11 @@ import type { AgentEndEvent, AgentEvent, MessageUpdateEvent, PolicyDecisionEvent
 import type { AssistantMessage } from '../types/message.js'
 import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
-import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, type ToolResolver } from './agent-reducer.js'
+import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, withStreamMessageOfPlain, type ToolResolver } from './agent-reducer.js'
 import type { AgentState } from './agent-state.js'
 import { StreamMarker, type Clock } from './stream-marks.js'
 import { resident } from '../rx/resident.js'
+import { lazyTranscriptOf } from '../types/lazy-transcript.js'
 // The states a run builds, kept for the process (see the module).
 import { residentInit } from './resident-states.js'
 
@@ -95,6 +96,8 @@ export class AgentStore {
   private readonly marker: StreamMarker
   /** Chunks of the message streaming now not yet in `streamMessage` (see {@link LARGE_MESSAGE_BLOCKS}). */
   private unshown = 0
+  /** The current state, when {@link stream} made it and it holds its transcript as a plain array (see `stream`). */
+  private plain: AgentState | undefined = undefined
 
   /** @param clock the agent's clock (its scheduler): the times of a streamed message's marks. */
   constructor(init: Omit<InitEntry, 'seq'>, tools: readonly AgentTool[], clock: Clock) {
@@ -137,7 +140,10 @@ export class AgentStore {
   private commit(entry: AgentLogEntry): AgentLogEntry {
     const state = reduceAgentLog(this.state$$.value, entry, this.resolve)
     this.entries.push(entry)
-    if (state !== this.state$$.value) this.state$$.next(state)
+    if (state !== this.state$$.value) {
+      this.plain = undefined
+      this.state$$.next(state)
+    }
     // No one follows the log (an agent without a durable session): no `Subject.next`, which allocates.
     if (this.log$$.observed) this.log$$.next(entry)
     return entry
@@ -236,14 +242,28 @@ export class AgentStore {
   /** The transient update of the message streaming now (not logged: see `agent-reducer.ts`). */
   stream(message: AssistantMessage | undefined): void {
     this.unshown = 0
-    const state = withStreamMessage(this.state$$.value, message)
-    if (state !== this.state$$.value) this.state$$.next(state)
+    const current = this.state$$.value
+    // The state of the previous delta, made here with a plain transcript: no lookup of a lazy
+    // one (a `WeakMap` get per delta). Only the current state is remembered (a logged entry
+    // forgets it), so that no older snapshot is kept alive. agent-tools 200 under callgrind
+    // (40 warm-up runs, two full GCs before each of 4 runs): 155.7 -> 155.1 M instructions a run.
+    if (current === this.plain) {
+      const state = withStreamMessageOfPlain(current, message)
+      if (state === current) return
+      this.plain = state
+      return this.state$$.next(state)
+    }
+    const state = withStreamMessage(current, message)
+    if (state === current) return
+    if (lazyTranscriptOf(state) === undefined) this.plain = state
+    this.state$$.next(state)
   }
 
   /** Replaces the log with `entries` (decoded, from `init`) and the state with their fold. */
   load(entries: readonly AgentLogEntry[]): void {
     const state = foldAgentLog(entries, this.resolve)
     this.entries = [...entries]
+    this.plain = undefined
     this.state$$.next(state)
   }
 }
