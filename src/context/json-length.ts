@@ -9,7 +9,8 @@
  * Agent's default sliding window estimates every call once. Measured here,
  * plain data (what parsed arguments are) costs a fraction of that: agent-tools
  * 200 under callgrind (40 warm-up runs, two full GCs before each of 4 runs,
- * --single-threaded), 155.1 -> 154.7 M instructions a run; its calls of `JSON.stringify`, 600 a run, cost about 2 M, the walk 1 M of that.
+ * --single-threaded), 155.1 -> 154.7 M instructions a run: its calls of
+ * `JSON.stringify`, 600 a run, cost about 2 M, the walk 1 M of that.
  *
  * Only plain data is measured: strings, finite and non-finite numbers,
  * booleans, `null`, arrays and objects whose prototype is `Array.prototype`
