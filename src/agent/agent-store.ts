@@ -248,7 +248,9 @@ export class AgentStore {
     // other change of the state, not the state itself: a young object stored into the old store
     // at every delta took the write barrier's slow path. agent-tools 200 under callgrind (40
     // warm-up runs, two full GCs before each of 4 runs): 155.7 -> 155.1 M instructions a run
-    // with the state kept, 154.7 -> 154.4 M with the flag.
+    // with the state kept, 154.7 -> 154.4 M with the flag; what it touches (`stream`, the
+    // snapshots' `next`, the WeakMap get, the write barrier) 5.2 -> 3.9 M a run, the rest of a
+    // run's total moving by up to ±0.5 M with the GC's share from one build to the next.
     if (this.plain) {
       const state = withStreamMessageOfPlain(current, message)
       if (state === current) return
