@@ -132,8 +132,14 @@ class Attempt {
   ) {}
 
   next(chunk: ProviderChunk): void {
-    if (chunk.type === 'stop') this.stopped = true
-    else if (chunk.type === 'usage') this.prompt += (chunk.input ?? 0) + (chunk.cacheRead ?? 0) + (chunk.cacheWrite ?? 0)
+    // `type` read once: chunks come in a dozen layouts, so each read is a megamorphic lookup, and a delta
+    // read it twice (with the Agent's own events read once: agent-tools 200, 159.1 -> 155.7 M instructions a run, see `ActiveRun.next`).
+    const type = chunk.type
+    if (type === 'stop') this.stopped = true
+    else if (type === 'usage') {
+      const usage = chunk as Extract<ProviderChunk, { type: 'usage' }>
+      this.prompt += (usage.input ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0)
+    }
     this.call.subscriber.next(chunk)
   }
 

@@ -52,15 +52,16 @@ export class TurnMeter {
 
   constructor(private readonly scheduler: SchedulerLike) {}
 
-  see(event: AgentEvent): void {
+  /** Sees `event`, whose `type` is `type` (a caller that read it already hands it over: see `ActiveRun.next`). */
+  see(event: AgentEvent, type: AgentEvent['type'] = event.type): void {
     // The clock is read only by the events that are timed: not once per delta.
-    if (event.type !== 'messageUpdate') return this.seeTimed(event)
-    if (this.firstToken === undefined && event.chunk.type !== 'usage') this.firstToken = this.scheduler.now()
+    if (type !== 'messageUpdate') return this.seeTimed(event as Exclude<AgentEvent, MessageUpdateEvent>, type)
+    if (this.firstToken === undefined && (event as MessageUpdateEvent).chunk.type !== 'usage') this.firstToken = this.scheduler.now()
   }
 
   /** Every event but a delta, out of `see`, which is inlined in a per-delta path (see `Runner`). */
-  private seeTimed(event: Exclude<AgentEvent, MessageUpdateEvent>): void {
-    switch (event.type) {
+  private seeTimed(event: Exclude<AgentEvent, MessageUpdateEvent>, type: AgentEvent['type']): void {
+    switch (type) {
       case 'turnStart':
         this.llmStart = this.scheduler.now()
         this.firstToken = undefined
@@ -68,15 +69,16 @@ export class TurnMeter {
         this.tools = []
         return
       case 'messageEnd':
-        if (event.message.role === 'assistant') this.llmEnd = this.scheduler.now()
+        if ((event as Extract<AgentEvent, { type: 'messageEnd' }>).message.role === 'assistant') this.llmEnd = this.scheduler.now()
         return
       case 'toolExecutionStart':
-        this.toolStarts.set(event.toolCallId, this.scheduler.now())
+        this.toolStarts.set((event as Extract<AgentEvent, { type: 'toolExecutionStart' }>).toolCallId, this.scheduler.now())
         return
       case 'toolExecutionEnd': {
+        const end = event as Extract<AgentEvent, { type: 'toolExecutionEnd' }>
         const now = this.scheduler.now()
-        this.tools.push({ toolCallId: event.toolCallId, toolName: event.toolName, durationMs: now - (this.toolStarts.get(event.toolCallId) ?? now), isError: event.isError })
-        this.toolStarts.delete(event.toolCallId)
+        this.tools.push({ toolCallId: end.toolCallId, toolName: end.toolName, durationMs: now - (this.toolStarts.get(end.toolCallId) ?? now), isError: end.isError })
+        this.toolStarts.delete(end.toolCallId)
         return
       }
     }

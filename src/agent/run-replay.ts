@@ -76,21 +76,22 @@ export class RunReplay {
   }
 
   /** A stamped event: kept, and told the live subscribers. */
-  next(event: AgentRunEvent): void {
+  next(event: AgentRunEvent, type: AgentRunEvent['type'] = event.type): void {
     if (this.ended !== undefined) return
-    this.record(event, STAMPED)
+    this.record(event, STAMPED, type)
     // No one subscribed to this run's `events$` (the common case): no `Subject.next` per delta.
     if (this.live.observed) this.live.next(event)
   }
 
   /** An event of turn `turnIndex` no one gets now (not {@link observed}): kept, to be stamped if someone replays it. */
-  nextUnstamped(event: AgentEvent | AgentOwnEvent, turnIndex: number): void {
+  nextUnstamped(event: AgentEvent | AgentOwnEvent, turnIndex: number, type: Kept['type'] = event.type): void {
     if (this.ended !== undefined) return
-    this.record(event, turnIndex)
+    this.record(event, turnIndex, type)
   }
 
-  private record(event: Kept, turnIndex: number): void {
-    switch (event.type) {
+  /** Keeps `event`, whose `type` is `type` (read once by the run: a megamorphic lookup, see `ActiveRun.next`). */
+  private record(event: Kept, turnIndex: number, type: Kept['type']): void {
+    switch (type) {
       case 'messageUpdate':
         if (this.partial >= 0) this.put(this.partial, event, turnIndex)
         else this.partial = this.keep(event, turnIndex)
@@ -103,16 +104,19 @@ export class RunReplay {
         this.keep(event, turnIndex)
         break
       case 'toolExecutionUpdate': {
-        const at = this.toolUpdates.get(event.toolCallId)
-        if (at === undefined) this.toolUpdates.set(event.toolCallId, this.keep(event, turnIndex))
+        const { toolCallId } = event as Extract<Kept, { type: 'toolExecutionUpdate' }>
+        const at = this.toolUpdates.get(toolCallId)
+        if (at === undefined) this.toolUpdates.set(toolCallId, this.keep(event, turnIndex))
         else this.put(at, event, turnIndex)
         break
       }
-      case 'toolExecutionEnd':
-        this.drop(this.toolUpdates.get(event.toolCallId) ?? -1)
-        this.toolUpdates.delete(event.toolCallId)
+      case 'toolExecutionEnd': {
+        const { toolCallId } = event as Extract<Kept, { type: 'toolExecutionEnd' }>
+        this.drop(this.toolUpdates.get(toolCallId) ?? -1)
+        this.toolUpdates.delete(toolCallId)
         this.keep(event, turnIndex)
         break
+      }
       default:
         this.keep(event, turnIndex)
     }
