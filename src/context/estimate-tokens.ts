@@ -25,7 +25,6 @@
  */
 import type { Content } from '../types/content.js'
 import type { AgentMessage } from '../types/message.js'
-import { jsonLength } from './json-length.js'
 
 /** Tokens counted for one image, whatever its source: about a 1-megapixel image on Anthropic and OpenAI. */
 export const IMAGE_TOKENS = 1_200
@@ -36,8 +35,15 @@ export const MESSAGE_OVERHEAD_TOKENS = 4
 /** Estimated tokens of a piece of text: `ceil(length / 4)`. */
 export const estimateTextTokens = (value: string): number => Math.ceil(value.length / 4)
 
-// Arguments and extension data are unknown JSON: `jsonLength` is the length of their JSON
-// text, 0 for anything JSON cannot encode (cycles, BigInt), which no adapter can send either.
+// Extension data is unknown JSON; anything JSON cannot encode (cycles, BigInt) is
+// something no adapter can send either, so it counts as nothing rather than throwing.
+function jsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0
+  } catch {
+    return 0
+  }
+}
 
 function estimateContent(block: Content): number {
   switch (block.type) {
