@@ -18,7 +18,7 @@ import { Observable, Subject, Subscription, type SchedulerLike, type Subscriber 
 import { linked } from '../src/rx/linked-observer.js'
 import { resident, unused } from '../src/rx/resident.js'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
-import { executionArgs, type Planned } from '../src/tools/plan-call.js'
+import { executionStart, type Planned } from '../src/tools/plan-call.js'
 import { errorOutput, startTool, type ToolRunEvent } from '../src/tools/run-tool.js'
 import type { ToolCallContent } from '../src/types/content.js'
 import type { AgentEvent } from '../src/types/event.js'
@@ -120,7 +120,7 @@ export class CallBatch {
    */
   private execute({ index, plan }: Planned, o: Subscriber<AgentEvent>): void {
     const { call } = plan
-    o.next({ type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, ...executionArgs(plan) })
+    o.next(executionStart(plan))
     if (this.cancelled !== undefined) return this.finish(index, call, errorOutput(cancelledText[this.cancelled].waiting), true, undefined)
     if (plan.kind === 'answer') return this.finish(index, call, errorOutput(plan.message), true, undefined)
     const timeoutMs = plan.tool.timeoutMs ?? this.options.toolTimeoutMs
@@ -184,13 +184,8 @@ export class CallBatch {
       subscriber.next({ type: 'messageEnd', message })
     }
     const stop = this.stop
-    subscriber.next(
-      withMessagesAnd(state, results, {
-        toolResults: results,
-        pending: appended(state.pending, this.steering),
-        ...(stop === undefined ? {} : { stop }),
-      }),
-    )
+    const pending = appended(state.pending, this.steering)
+    subscriber.next(withMessagesAnd(state, results, stop === undefined ? { toolResults: results, pending } : { toolResults: results, pending, stop }))
     subscriber.complete()
   }
 }
