@@ -9,7 +9,7 @@ import type { ProviderChunk, UsageChunk } from '../types/chunk.js'
 import type { AssistantMessage } from '../types/message.js'
 import { sumRecords } from '../types/usage.js'
 import { addToRecord } from '../types/codec.js'
-import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
+import { freezeParsed, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 import type { MessageUpdate } from './message-update.js'
 import { streamingToolCall } from './partial-arguments.js'
 
@@ -181,6 +181,6 @@ function parseArguments(raw: string, maxDepth: number): { ok: true; value: Recor
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, error: `arguments must be a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` }
   }
-  if (!deepFreeze(value, maxDepth)) return { ok: false, error: `arguments are nested deeper than ${maxDepth} levels` }
+  if (!freezeParsed(value, maxDepth)) return { ok: false, error: `arguments are nested deeper than ${maxDepth} levels` }
   return { ok: true, value: value as Record<string, unknown> }
 }
