@@ -13,9 +13,6 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => {
  * Iterative, so arguments nested however deep cannot overflow the stack.
  */
 export function sameJson(a: unknown, b: unknown): boolean {
-  // The commonest answer (arguments that decoded to themselves), without the stack's two arrays
-  // (TOOLS 200: see `executionStart` in plan-call.ts).
-  if (Object.is(a, b)) return true
   const pending: [unknown, unknown][] = [[a, b]]
   while (pending.length > 0) {
     const [x, y] = pending.pop()!
