@@ -24,7 +24,7 @@ import type { ToolCallContent } from '../src/types/content.js'
 import type { AgentEvent } from '../src/types/event.js'
 import type { AgentMessage, ToolResultMessage } from '../src/types/message.js'
 import type { ToolOutput } from '../src/types/tool.js'
-import { appended, withMessagesAnd, type LoopStop, type TurnItem, type TurnState } from '../src/turn/turn-state.js'
+import { appended, draftWithMessages, type LoopStop, type TurnItem, type TurnState } from '../src/turn/turn-state.js'
 import { cancelledText, frozenResult, type Outcome } from './dispatch-results.js'
 
 /** What of `DispatchToolsOptions` running the calls needs. */
@@ -185,7 +185,11 @@ export class CallBatch {
     }
     const stop = this.stop
     const pending = appended(state.pending, this.steering)
-    subscriber.next(withMessagesAnd(state, results, stop === undefined ? { toolResults: results, pending } : { toolResults: results, pending, stop }))
+    const next = draftWithMessages(state, results)
+    next.toolResults = results
+    next.pending = pending
+    if (stop !== undefined) next.stop = stop
+    subscriber.next(Object.freeze(next))
     subscriber.complete()
   }
 }
