@@ -163,8 +163,14 @@ export class LinkedObserver<T> extends Subscription implements Observer<T> {
       this.up = undefined
       if (up.down === this) up.down = undefined
     }
-    // Closes this one and runs RxJS's list (empty while something is held).
-    super.unsubscribe()
+    // Closes this one and runs RxJS's list (empty while something is held). With nothing for RxJS to
+    // do (no parent of its own, no list, no initial teardown: most links of a run, held by `down`),
+    // what its `unsubscribe` does is set `closed`: done here, without its loads of fields that every
+    // Subscription class shares (megamorphic). TOOLS 200 turns, callgrind (40 warm-up runs, then 4
+    // after two full GCs each, node --single-threaded): 51.19 -> 50.69 M instructions a run.
+    const own = this as unknown as SubscriptionFields
+    if (own._parentage === null && own._finalizers === null && own.initialTeardown === undefined) this.closed = true
+    else super.unsubscribe()
     if (down === undefined) return
     this.down = undefined
     try {
@@ -184,6 +190,16 @@ export class LinkedObserver<T> extends Subscription implements Observer<T> {
     else reportUnhandled(error)
     this.unsubscribe()
   }
+}
+
+/**
+ * The fields RxJS 7's `Subscription` keeps (internal to it, the same in its CommonJS and ES builds):
+ * what its `unsubscribe` reads before doing anything but closing.
+ */
+interface SubscriptionFields {
+  readonly _parentage: unknown
+  readonly _finalizers: unknown
+  readonly initialTeardown: unknown
 }
 
 /** RxJS's last resort (its `reportUnhandledError` is internal): the configured hook, else a throw on a later task. */
