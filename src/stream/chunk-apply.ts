@@ -5,7 +5,8 @@
  * parse of a tool call's final arguments.
  */
 import type { Draft } from 'immer'
-import type { ProviderChunk, UsageChunk } from '../types/chunk.js'
+import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
+import type { StopReason } from '../types/stop-reason.js'
 import type { AssistantMessage } from '../types/message.js'
 import { sumRecords } from '../types/usage.js'
 import { addToRecord } from '../types/codec.js'
@@ -157,6 +158,21 @@ export function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxD
     case 'stop':
       return
   }
+}
+
+/** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. Internal (see `MessageFold.push`). */
+export const stopReasonOf: Record<ChunkStopReason, StopReason> = {
+  endTurn: 'stop',
+  stopSequence: 'stop',
+  maxTokens: 'length',
+  toolUse: 'toolUse',
+  refusal: 'refusal',
+}
+
+/** A chunk's `type` for a violation's text, whatever the chunk is. Internal (see `MessageFold.push`). */
+export function describeType(chunk: unknown): string {
+  const type = typeof chunk === 'object' && chunk !== null ? (chunk as { type?: unknown }).type : undefined
+  return typeof type === 'string' ? type : String(type)
 }
 
 /** The arguments of a call before its JSON is parsed, or of one streamed as `""`: shared, so frozen once. */
