@@ -1,5 +1,5 @@
 import { hasUnansweredCalls, outOfOrder } from '../src/turn/turn-protocol.js'
-import { nextState, type TurnOperator } from '../src/turn/turn-state.js'
+import { draftState, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 
 // It has no options: one operator serves every run (a subscription holds a run's own state).
@@ -10,7 +10,9 @@ const decideContinuationStage: TurnOperator = onTurnState(
     // Every tool call has exactly one result, so results mean the model called tools.
     const calledTools = state.toolResults.length > 0
     const goOn = calledTools || state.pending.length > 0 || state.forceNextTurn === true
-    return nextState(state, { continuation: goOn ? 'next' : 'idle' })
+    const next = draftState(state)
+    next.continuation = goOn ? 'next' : 'idle'
+    return Object.freeze(next)
   },
   { stage: 'decideContinuation' },
 )

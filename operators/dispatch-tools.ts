@@ -98,6 +98,9 @@ function dispatchBatch(options: DispatchToolsOptions, concurrency: number, state
   // Calls past the cap are answered at once; only the first `cap` are planned (policies, approver).
   const cap = Math.min(calls.length, options.maxCallsPerMessage ?? calls.length)
   const overCap = (): void => {
+    // Its text only when a call is over the cap: made at every batch, it cost about 550 instructions a
+    // turn (TOOLS 200, callgrind, 40 warm-up runs then 4 after two full GCs each: 51.88 -> 51.78 M a run, overCap 0.11 -> 0.02 M).
+    if (cap === calls.length) return
     const why = `Tool call not executed: the message has ${calls.length} tool calls; at most ${cap} run per message.`
     for (let index = cap; index < calls.length; index++) planned.push({ kind: 'planned', index, plan: answer(calls[index]!, why) })
   }

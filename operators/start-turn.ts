@@ -1,5 +1,5 @@
 import type { AgentEvent } from '../src/types/event.js'
-import { withMessagesAnd, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
+import { draftWithMessages, type TurnItem, type TurnOperator } from '../src/turn/turn-state.js'
 import { onTurnState } from './on-turn-state.js'
 
 // It has no options: one operator serves every run (a subscription holds a run's own state).
@@ -9,7 +9,10 @@ const startTurnStage: TurnOperator = onTurnState(
     for (const message of state.pending) {
       items.push({ type: 'messageStart', message } satisfies AgentEvent, { type: 'messageEnd', message } satisfies AgentEvent)
     }
-    items.push(withMessagesAnd(state, state.pending, { pending: [], started: true }))
+    const next = draftWithMessages(state, state.pending)
+    next.pending = []
+    next.started = true
+    items.push(Object.freeze(next))
     return items
   },
   { stage: 'startTurn' },

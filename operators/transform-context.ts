@@ -2,7 +2,7 @@ import { isAsyncAnswer } from '../src/rx/user-callback.js'
 import { from, map, Observable, take, defaultIfEmpty, catchError, of } from 'rxjs'
 import type { ObservableInput } from 'rxjs'
 import { isLlmMessage, type AgentMessage, type LlmMessage } from '../src/types/message.js'
-import { hasNoCustomMessages, nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
+import { draftState, hasNoCustomMessages, nextState, type TurnItem, type TurnOperator, type TurnState } from '../src/turn/turn-state.js'
 import type { ConvertToLlm, TransformContext } from '../src/types/run-config.js'
 import { onTurnState } from './on-turn-state.js'
 import { lazyTranscriptOf, transcriptTransformOf } from '../src/types/lazy-transcript.js'
@@ -44,7 +44,10 @@ function transformContextOf(options: TransformContextOptions): TurnOperator {
     })
   const done = (state: TurnState, messages: readonly AgentMessage[]): TurnState => {
     try {
-      return nextState(state, { llmMessages: convert(messages) })
+      const llmMessages = convert(messages)
+      const next = draftState(state)
+      next.llmMessages = llmMessages
+      return Object.freeze(next)
     } catch (error) {
       return nextState(state, {
         stop: { reason: 'error', message: `convertToLlm failed: ${errorText(error)}` },

@@ -5,7 +5,7 @@
  * whether another one follows.
  */
 import { asyncScheduler, defer, NEVER, Observable, type SchedulerLike, type Subscriber } from 'rxjs'
-import { initialState, isTurnState, nextState, runMessages, type AgentContext, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
+import { draftState, initialState, isTurnState, nextState, runMessages, type AgentContext, type TurnItem, type TurnOperator, type TurnState } from '../turn/turn-state.js'
 import type { AgentEvent } from '../types/event.js'
 import type { AgentMessage, AssistantMessage } from '../types/message.js'
 import { decodeContext, decodePrompts, newShape, type PromptInput } from '../types/input.js'
@@ -102,17 +102,15 @@ function afterTurn(config: AgentLoopConfig): (state: TurnState) => AfterTurn {
       return { end: nextState(state, { stop: { reason: 'maxTurns', message: `stopped after ${maxTurns} turns (maxTurns)` } }) }
     }
     // What belonged to the finished turn is cleared.
-    return {
-      next: nextState(state, {
-        turnIndex: state.turnIndex + 1,
-        started: false,
-        toolResults: [],
-        forceNextTurn: false,
-        assistant: undefined,
-        llmMessages: undefined,
-        continuation: undefined,
-      }),
-    }
+    const next = draftState(state)
+    next.turnIndex = state.turnIndex + 1
+    next.started = false
+    next.toolResults = []
+    next.forceNextTurn = false
+    next.assistant = undefined
+    next.llmMessages = undefined
+    next.continuation = undefined
+    return { next: Object.freeze(next) }
   }
 }
 

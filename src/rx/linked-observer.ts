@@ -44,6 +44,22 @@ interface ErrorSink {
 }
 
 /**
+ * RxJS's `Subscription` constructor, with feedback of its own: its four fields, in its order, with
+ * the values it gives them when called without a teardown, on `Subscription.prototype` (a link is
+ * a `Subscription`, and `super.add` and the like are `Subscription`'s). RxJS's own constructor is
+ * shared by every Subscription class of the process, so its stores went through the generic store
+ * IC at every link made. TOOLS 200 turns, callgrind (40 warm-up runs, then 4 after two full GCs
+ * each, node --single-threaded): 50.69 -> 50.07 M instructions a run (generic stores 0.57 M fewer).
+ */
+const LinkBase = function (this: { initialTeardown: undefined; closed: boolean; _parentage: null; _finalizers: null }) {
+  this.initialTeardown = undefined
+  this.closed = false
+  this._parentage = null
+  this._finalizers = null
+} as unknown as typeof Subscription
+LinkBase.prototype = Subscription.prototype
+
+/**
  * An Observer that is also a Subscription: RxJS hands it to the source as the subscriber itself.
  *
  * A throw in `next` or `complete` goes to the sink's `error` (the observer stops: the
@@ -57,7 +73,7 @@ interface ErrorSink {
  * sink:    -----#          #: e
  * ```
  */
-export class LinkedObserver<T> extends Subscription implements Observer<T> {
+export class LinkedObserver<T> extends LinkBase implements Observer<T> {
   /** Set by `error`, `complete` or a handler's throw: nothing more is handled. */
   protected stopped = false
   /**
@@ -163,8 +179,14 @@ export class LinkedObserver<T> extends Subscription implements Observer<T> {
       this.up = undefined
       if (up.down === this) up.down = undefined
     }
-    // Closes this one and runs RxJS's list (empty while something is held).
-    super.unsubscribe()
+    // Closes this one and runs RxJS's list (empty while something is held). With nothing for RxJS to
+    // do (no parent of its own, no list, no initial teardown: most links of a run, held by `down`),
+    // what its `unsubscribe` does is set `closed`: done here, without its loads of fields that every
+    // Subscription class shares (megamorphic). TOOLS 200 turns, callgrind (40 warm-up runs, then 4
+    // after two full GCs each, node --single-threaded): 51.19 -> 50.69 M instructions a run.
+    const own = this as unknown as SubscriptionFields
+    if (own._parentage === null && own._finalizers === null && own.initialTeardown === undefined) this.closed = true
+    else super.unsubscribe()
     if (down === undefined) return
     this.down = undefined
     try {
@@ -184,6 +206,16 @@ export class LinkedObserver<T> extends Subscription implements Observer<T> {
     else reportUnhandled(error)
     this.unsubscribe()
   }
+}
+
+/**
+ * The fields RxJS 7's `Subscription` keeps (internal to it, the same in its CommonJS and ES builds):
+ * what its `unsubscribe` reads before doing anything but closing.
+ */
+interface SubscriptionFields {
+  readonly _parentage: unknown
+  readonly _finalizers: unknown
+  readonly initialTeardown: unknown
 }
 
 /** RxJS's last resort (its `reportUnhandledError` is internal): the configured hook, else a throw on a later task. */

@@ -5,11 +5,12 @@
  * parse of a tool call's final arguments.
  */
 import type { Draft } from 'immer'
-import type { ProviderChunk, UsageChunk } from '../types/chunk.js'
+import type { ChunkStopReason, ProviderChunk, UsageChunk } from '../types/chunk.js'
+import type { StopReason } from '../types/stop-reason.js'
 import type { AssistantMessage } from '../types/message.js'
 import { sumRecords } from '../types/usage.js'
 import { addToRecord } from '../types/codec.js'
-import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
+import { freezeParsed, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 import type { MessageUpdate } from './message-update.js'
 import { streamingToolCall } from './partial-arguments.js'
 
@@ -159,6 +160,21 @@ export function applyChunk(draft: Working, chunk: ProviderChunk, i: number, maxD
   }
 }
 
+/** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. Internal (see `MessageFold.push`). */
+export const stopReasonOf: Record<ChunkStopReason, StopReason> = {
+  endTurn: 'stop',
+  stopSequence: 'stop',
+  maxTokens: 'length',
+  toolUse: 'toolUse',
+  refusal: 'refusal',
+}
+
+/** A chunk's `type` for a violation's text, whatever the chunk is. Internal (see `MessageFold.push`). */
+export function describeType(chunk: unknown): string {
+  const type = typeof chunk === 'object' && chunk !== null ? (chunk as { type?: unknown }).type : undefined
+  return typeof type === 'string' ? type : String(type)
+}
+
 /** The arguments of a call before its JSON is parsed, or of one streamed as `""`: shared, so frozen once. */
 export const noArguments: Record<string, unknown> = Object.freeze({})
 
@@ -181,6 +197,6 @@ function parseArguments(raw: string, maxDepth: number): { ok: true; value: Recor
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, error: `arguments must be a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}` }
   }
-  if (!deepFreeze(value, maxDepth)) return { ok: false, error: `arguments are nested deeper than ${maxDepth} levels` }
+  if (!freezeParsed(value, maxDepth)) return { ok: false, error: `arguments are nested deeper than ${maxDepth} levels` }
   return { ok: true, value: value as Record<string, unknown> }
 }

@@ -14,7 +14,7 @@
  * from its JSON text only when a snapshot's `arguments` are read (see
  * `partial-arguments.ts`); its final arguments are parsed strictly at its end.
  */
-import type { ProviderChunk, ChunkStopReason } from '../types/chunk.js'
+import type { ProviderChunk } from '../types/chunk.js'
 import type { AssistantMessage } from '../types/message.js'
 import type { ModelSpec } from '../types/model.js'
 import type { StopReason } from '../types/stop-reason.js'
@@ -23,21 +23,13 @@ import { costOf, emptyCost, emptyUsage } from '../types/usage.js'
 import { deepFreeze, MAX_ARGUMENT_DEPTH } from '../types/deep-freeze.js'
 import { MAX_READ, MAX_UNREAD, MessageUpdate, type Segment } from './message-update.js'
 import { cutOff, frozenCost, hasStreamingCall, Head } from './message-head.js'
-import type { ChunkOf } from './chunk-apply.js'
+import { describeType, stopReasonOf, type ChunkOf } from './chunk-apply.js'
 import type { Writable } from '../types/writable.js'
 
 export { MessageUpdate } from './message-update.js'
 
-/** The reason a chunk-level stop maps to. `stopSequence` is a normal stop. */
-const stopReasonOf: Record<ChunkStopReason, StopReason> = {
-  endTurn: 'stop',
-  stopSequence: 'stop',
-  maxTokens: 'length',
-  toolUse: 'toolUse',
-  refusal: 'refusal',
-}
-
 interface ToolTrack {
+  readonly id: string
   readonly contentIndex: number
   ended: boolean
 }
@@ -46,12 +38,10 @@ interface ToolTrack {
 export type FoldFailure = { readonly reason: 'error' | 'aborted'; readonly message: string; readonly kind?: ProviderErrorKind }
 
 /**
- * The base of a fold's segment before `messageStart`. No update is made
- * before it (`push` answers every other chunk with a violation), so nothing
- * reads it; a snapshot of the head there (an empty content array and a
- * message, both frozen) was thrown away at `messageStart` in every answer.
- * TOOLS 200, callgrind (node --single-threaded, full GC before each of 6
- * runs): 332.4 -> 330.1 M instructions.
+ * The base of a fold's segment before `messageStart`. No update is made before it (`push` answers
+ * every other chunk with a violation), so nothing reads it; a snapshot of the head there (an empty
+ * content array and a message, both frozen) was thrown away at `messageStart` in every answer.
+ * TOOLS 200, callgrind (node --single-threaded, full GC before each of 6 runs): 332.4 -> 330.1 M instructions.
  */
 const notStarted: AssistantMessage = Object.freeze({
   role: 'assistant',
@@ -77,15 +67,18 @@ export class MessageFold {
   private lastKind: 'text' | 'thinking' | 'closed' = 'closed'
   /** The tool calls, by id (made at the first: most answers have none). */
   private tools: Map<string, ToolTrack> | undefined
+  /**
+   * The call of the last tool chunk, whose deltas come in a run (each found its call by a Map lookup). With the head's
+   * shared empty content: TOOLS 200, callgrind (40 warm-up, 4 runs after two full GCs): 52.74 -> 52.34 M instructions a run.
+   */
+  private lastTool: ToolTrack | undefined = undefined
   private usageSeen = false
   private totalSeen = false
   private readonly head: Head
 
   /**
-   * @param retryOf a discarded attempt (see the `retry` chunk): its usage was
-   * billed, so this fold starts from it; its content is dropped.
-   * @param maxArgumentDepth how deep parsed tool-call arguments may nest;
-   * deeper ones are the call's `parseError`.
+   * @param retryOf a discarded attempt (see the `retry` chunk): its usage was billed, so this fold starts from it; its content is dropped.
+   * @param maxArgumentDepth how deep parsed tool-call arguments may nest; deeper ones are the call's `parseError`.
    */
   constructor(
     private readonly model: ModelSpec,
@@ -136,19 +129,29 @@ export class MessageFold {
    * stop), or a string naming the violation.
    */
   push(chunk: ProviderChunk, type: ProviderChunk['type'] = chunk.type): MessageUpdate | undefined | string {
-    // `type` is read once, here or by the caller that read it already (`accumulateMessage`), and
-    // handed on to the head: chunks come in a dozen layouts, so each read of `type` is a
-    // megamorphic lookup (see `log`).
-    // The commonest chunk by far, a text delta into the text block already streaming, has a path
-    // of its own: the same checks, update and log as below, without the walk through every chunk
-    // type. TEXT 10k, async source, full GC before each run, 15 warm-up + 5 runs under callgrind
-    // (valgrind, node --single-threaded): 2,800 -> 2,746 instructions per delta.
+    // `type` is read once, here or by the caller that read it already (`accumulateMessage`), and handed on to the head:
+    // chunks come in a dozen layouts, so each read of `type` is a megamorphic lookup (see `log`).
+    // The commonest chunk by far, a text delta into the text block already streaming, has a path of its own: the same
+    // checks, update and log as below, without the walk through every chunk type. TEXT 10k, async source, full GC before
+    // each run, 15 warm-up + 5 runs under callgrind (node --single-threaded): 2,800 -> 2,746 instructions per delta.
     if (type === 'textDelta' && this.lastKind === 'text' && this.stopReason === undefined) {
       const text = (chunk as ChunkOf<'textDelta'>).text
       if (typeof text === 'string') {
         const index = this.contentLength - 1
         const update = new MessageUpdate(chunk, index, this.segment, this.segment.log.length + 1)
         this.head.extend(index, text)
+        this.append(update)
+        return update
+      }
+    }
+    // So has the next argument fragment of the call streaming (TOOLS 200 turns, 30 a turn, callgrind, 40 warm-up runs,
+    // then 4 after two full GCs each: 49.40 -> 48.75 M instructions a run).
+    if (type === 'toolUseArgsDelta' && this.stopReason === undefined) {
+      const { id, fragment } = chunk as ChunkOf<'toolUseArgsDelta'>
+      const track = this.lastTool
+      if (track !== undefined && track.id === id && !track.ended && typeof fragment === 'string') {
+        const update = new MessageUpdate(chunk, track.contentIndex, this.segment, this.segment.log.length + 1)
+        this.head.extendArguments(track.contentIndex, fragment)
         this.append(update)
         return update
       }
@@ -198,15 +201,17 @@ export class MessageFold {
         const tools = (this.tools ??= new Map<string, ToolTrack>())
         if (tools.has(id)) return `tool use '${id}' started twice`
         index = this.contentLength++
-        tools.set(id, { contentIndex: index, ended: false })
+        tools.set(id, (this.lastTool = { id, contentIndex: index, ended: false }))
         this.lastKind = 'closed'
         break
       }
       case 'toolUseArgsDelta':
       case 'toolUseEnd': {
         const { id } = chunk as ChunkOf<'toolUseArgsDelta' | 'toolUseEnd'>
-        const track = this.tools?.get(id)
+        const last = this.lastTool
+        const track = last !== undefined && last.id === id ? last : this.tools?.get(id)
         if (track === undefined) return `'${type}' for tool use '${id}', which never started`
+        this.lastTool = track
         if (track.ended) return `'${type}' for tool use '${id}' after its end`
         if (type === 'toolUseEnd') track.ended = true
         else if (typeof (chunk as ChunkOf<'toolUseArgsDelta'>).fragment !== 'string') return `'toolUseArgsDelta' for '${id}' has no fragment`
@@ -240,12 +245,10 @@ export class MessageFold {
   }
 
   /**
-   * Applies and logs an update whose chunk's `type` is `type`. Handed on rather than read again
-   * by the head and by `applyChunk`: with the read `accumulateMessage` shares with `push`, three
-   * megamorphic lookups fewer per tool-call chunk and one per text delta. TOOLS 200 turns,
-   * callgrind, node --single-threaded, full GC before each of 6 runs: megamorphic loads
-   * (LoadIC_Megamorphic and its trampoline) 26.2 -> 20.4 M for the 6 runs; JIT code and builtins
-   * 309.1 -> 300.9 M, about 1.4 M instructions a run fewer.
+   * Applies and logs an update whose chunk's `type` is `type`. Handed on rather than read again by the head and by
+   * `applyChunk`: with the read `accumulateMessage` shares with `push`, three megamorphic lookups fewer per tool-call
+   * chunk and one per text delta. TOOLS 200 turns, callgrind, node --single-threaded, full GC before each of 6 runs:
+   * megamorphic loads 26.2 -> 20.4 M for the 6 runs; JIT code and builtins 309.1 -> 300.9 M (1.4 M a run fewer).
    */
   private log(update: MessageUpdate, type: ProviderChunk['type']): void {
     this.head.apply(update.chunk, update.contentIndex, type)
@@ -265,9 +268,8 @@ export class MessageFold {
   }
 
   /**
-   * The final message: the stop reason the stream gave, or `failure`'s.
-   * Tool calls that never ended keep their `partialJson`, with no arguments
-   * (`{}`: only complete, strictly parsed arguments are final); cost is priced
+   * The final message: the stop reason the stream gave, or `failure`'s. Tool calls that never ended keep their
+   * `partialJson`, with no arguments (`{}`: only complete, strictly parsed arguments are final); cost is priced
    * from the model's rates.
    */
   finish(failure?: FoldFailure): AssistantMessage {
@@ -277,10 +279,9 @@ export class MessageFold {
     const current = this.current()
     const u = current.usage
     const usage = this.usageSeen && !this.totalSeen ? Object.freeze({ ...u, total: u.input + u.output + u.cacheRead + u.cacheWrite }) : u
-    // Written out, in the keys' order of a spread of the snapshot, rather than `{ ...current, … }`:
-    // a spread of a frozen object takes V8's slow clone, one property at a time. TOOLS 200 turns
-    // (one final message a turn), callgrind, two full GCs before each of 6 runs: 88.5 -> 88.3 M
-    // instructions a run.
+    // Written out, in the keys' order of a spread of the snapshot, rather than `{ ...current, … }`: a spread of a frozen
+    // object takes V8's slow clone, one property at a time. TOOLS 200 turns (one final message a turn), callgrind, two
+    // full GCs before each of 6 runs: 88.5 -> 88.3 M instructions a run.
     const { provider, model, timestamp, responseId } = current
     const content = hasStreamingCall(current.content) ? Object.freeze(current.content.map(cutOff)) : current.content
     const cost = frozenCost(costOf(usage, this.model.cost))
@@ -292,9 +293,4 @@ export class MessageFold {
     if (failure?.kind !== undefined) message.errorKind = failure.kind
     return Object.freeze(message)
   }
-}
-
-function describeType(chunk: unknown): string {
-  const type = typeof chunk === 'object' && chunk !== null ? (chunk as { type?: unknown }).type : undefined
-  return typeof type === 'string' ? type : String(type)
 }

@@ -10,7 +10,7 @@ import { isLeft } from 'fp-ts/lib/Either.js'
 import { approvalOf, type ApproveTool } from '../policy/approval.js'
 import { verdictOf, type PreDispatchPolicy, type RunView } from '../policy/policy.js'
 import type { ToolCallContent } from '../types/content.js'
-import type { AgentEvent } from '../types/event.js'
+import type { AgentEvent, ToolExecutionStartEvent } from '../types/event.js'
 import type { AgentTool, ToolDecodeResult } from '../types/tool.js'
 import type { LoopStop } from '../turn/turn-state.js'
 import { callUser, CallbackError, isThenable } from '../rx/user-callback.js'
@@ -159,14 +159,22 @@ function firstChecks(call: ToolCallContent, ctx: PlanContext): { readonly plan: 
 const maxRewrites = 8
 
 /**
- * The arguments a call's `toolExecutionStart` reports: those the tool runs
- * with (rewritten, decoded), and the model's own as `modelArgs` when they
- * differ. A call answered without running reports the model's.
+ * A call's `toolExecutionStart`, reporting the arguments the tool runs with
+ * (rewritten, decoded), and the model's own as `modelArgs` when they differ.
+ * A call answered without running reports the model's. Built as one literal
+ * of each layout, not spread from an arguments object: a spread into a
+ * literal is a `CopyDataProperties` call per tool call. With the batch's
+ * final state written without a spread, no `sameJson` walk of identical arguments and a
+ * string result's content frozen where it is made (`normalize`): TOOLS 200
+ * turns, callgrind (40 warm-up runs, then 4 after two full GCs each, node
+ * --single-threaded): 53.41 -> 53.11 M instructions a run.
  */
-export function executionArgs(plan: Plan): { readonly args: unknown; readonly modelArgs?: unknown } {
-  const model = plan.call.arguments
-  if (plan.kind !== 'run' || sameJson(plan.args, model)) return { args: model }
-  return { args: plan.args, modelArgs: model }
+export function executionStart(plan: Plan): ToolExecutionStartEvent {
+  const { call } = plan
+  const model = call.arguments
+  // `Object.is` first: arguments that decoded to themselves (the commonest case) need no walk.
+  if (plan.kind !== 'run' || Object.is(plan.args, model) || sameJson(plan.args, model)) return { type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, args: model }
+  return { type: 'toolExecutionStart', toolCallId: call.id, toolName: call.name, args: plan.args, modelArgs: model }
 }
 
 /**

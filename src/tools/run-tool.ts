@@ -28,7 +28,9 @@ export interface RunToolOptions {
 export const errorOutput = (message: string): ToolOutput => ({ content: [text(message)] })
 
 function normalize(tool: AgentTool, value: unknown): { output: ToolOutput; isError: boolean } {
-  if (typeof value === 'string') return { output: { content: [text(value)] }, isError: false }
+  // Frozen here, where it is made (the result message freezes it anyway, see `frozenResult`): the
+  // message's freeze then finds it frozen, with no walk of its own (TOOLS 200: see `executionStart`).
+  if (typeof value === 'string') return { output: { content: Object.freeze([Object.freeze(text(value))]) }, isError: false }
   const decoded = ToolOutput.decode(value)
   if (decoded._tag === 'Right') return { output: decoded.right, isError: false }
   const problems = reportErrors(decoded.left).map((i) => i.message)

@@ -87,7 +87,18 @@ export function nextState(state: TurnState, changes: Partial<Omit<TurnState, 'ty
 
 /** {@link nextState} with `context` as well (`changes` may still replace it). */
 function stateWith(state: TurnState, context: AgentContext, changes: Partial<Omit<TurnState, 'type'>>): TurnState {
-  const next: Writable<TurnState> = {
+  return Object.freeze(Object.assign(draftState(state, context), changes))
+}
+
+/**
+ * `state`'s copy (with `context`), not yet frozen: a stage of the runtime sets the fields it changes
+ * and freezes it, the state {@link nextState} makes, without a `changes` literal and `Object.assign`'s
+ * copy of it (about 440 instructions a state, six states a tool turn; with the other stages' own
+ * states: TOOLS 200 turns, callgrind, 40 warm-up runs, then 4 after two full GCs each, node
+ * --single-threaded: 51.78 -> 51.19 M instructions a run). Internal: not exported from the package.
+ */
+export function draftState(state: TurnState, context: AgentContext = state.context): Writable<TurnState> {
+  return {
     type: 'turnState',
     turnIndex: state.turnIndex,
     context,
@@ -104,7 +115,6 @@ function stateWith(state: TurnState, context: AgentContext, changes: Partial<Omi
     forceNextTurn: state.forceNextTurn,
     continuation: state.continuation,
   }
-  return Object.freeze(Object.assign(next, changes))
 }
 
 /**
@@ -134,14 +144,19 @@ const noChanges: Partial<Omit<TurnState, 'type'>> = Object.freeze({})
  * Internal: not exported from the package.
  */
 export function withMessagesAnd(state: TurnState, messages: readonly AgentMessage[], changes: Partial<Omit<TurnState, 'type'>>): TurnState {
+  return Object.freeze(Object.assign(draftWithMessages(state, messages), changes))
+}
+
+/** {@link draftState} with `messages` at the end of the transcript (see {@link withMessages}). Internal. */
+export function draftWithMessages(state: TurnState, messages: readonly AgentMessage[]): Writable<TurnState> {
   const context = state.context
-  if (messages.length === 0) return nextState(state, changes)
+  if (messages.length === 0) return draftState(state, context)
   const lazy = lazilyAppended(context, messages)
   const appended =
     lazy !== undefined
       ? lazyContext(context.systemPrompt, lazy, context.tools)
       : { systemPrompt: context.systemPrompt, messages: appendMessages(context.messages, messages), tools: context.tools }
-  return stateWith(state, appended, changes)
+  return draftState(state, appended)
 }
 
 /** A context whose `messages` is `transcript`, made into an array when read (`holdLazily`); same keys, same order. */
@@ -154,11 +169,13 @@ function lazyContext(systemPrompt: string, transcript: Transcript, tools: readon
 
 /** The state with this turn's assistant message recorded, counted and appended. */
 export function withAssistant(state: TurnState, message: AssistantMessage): TurnState {
-  return withMessagesAnd(state, [message], {
-    assistant: message,
-    usage: addUsage(state.usage, message.usage),
-    cost: addCost(state.cost, message.cost),
-  })
+  const usage = addUsage(state.usage, message.usage)
+  const cost = addCost(state.cost, message.cost)
+  const next = draftWithMessages(state, [message])
+  next.assistant = message
+  next.usage = usage
+  next.cost = cost
+  return Object.freeze(next)
 }
 
 /** This run's messages so far. */

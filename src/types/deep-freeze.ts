@@ -61,3 +61,38 @@ function visit(child: unknown, depth: number, maxDepth: number, nodes: object[],
   depths.push(depth + 1)
   return true
 }
+
+/**
+ * {@link deepFreeze} with a depth limit, for a value `JSON.parse` has just
+ * made: nothing in it is frozen or shared yet and it has no cycles, so no
+ * node is asked `Object.isFrozen` (a runtime call each), and with a limit of
+ * at most {@link MAX_ARGUMENT_DEPTH} levels the walk recurses (as deep as the
+ * limit at most) instead of keeping two stacks. A larger limit takes the
+ * iterative walk. `false`, the value partly frozen, for a node deeper than
+ * `maxDepth`. Once per tool call (its final arguments): TOOLS 200 turns,
+ * callgrind (40 warm-up runs, then 4 after two full GCs each, node
+ * --single-threaded): 53.11 -> 52.74 M instructions a run.
+ */
+export function freezeParsed(value: unknown, maxDepth: number): boolean {
+  if (maxDepth > MAX_ARGUMENT_DEPTH) return deepFreeze(value, maxDepth)
+  if (typeof value !== 'object' || value === null) return true
+  return maxDepth >= 1 && freezeFresh(value, 1, maxDepth)
+}
+
+/** Freezes `node`, at level `depth`, and what it holds; `false` at a node deeper than `maxDepth`. */
+function freezeFresh(node: object, depth: number, maxDepth: number): boolean {
+  Object.freeze(node)
+  if (Array.isArray(node)) {
+    for (let i = 0; i < node.length; i++) {
+      const child: unknown = node[i]
+      if (typeof child === 'object' && child !== null && (depth >= maxDepth || !freezeFresh(child, depth + 1, maxDepth))) return false
+    }
+    return true
+  }
+  for (const key in node) {
+    const child: unknown = (node as Record<string, unknown>)[key]
+    // Own properties only (see `deepFreeze`): asked only of an object, as a scalar is not walked.
+    if (typeof child === 'object' && child !== null && hasOwn(node, key) && (depth >= maxDepth || !freezeFresh(child, depth + 1, maxDepth))) return false
+  }
+  return true
+}
