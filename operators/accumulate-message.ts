@@ -105,10 +105,10 @@ class Accumulation {
     this.fold = new MessageFold(this.model, options.now(), undefined, options.maxArgumentDepth)
   }
 
-  /** `type`: the chunk's `type` when its sender has read it already (see {@link ChunkLink.nextOfType}). */
-  next(chunk: ProviderChunk, type: ProviderChunk['type'] | undefined = chunk?.type): void {
+  next(chunk: ProviderChunk): void {
     // `?.`: a hostile stream's `null` goes on to the guarded fold, which fails on it. Read once and
     // handed to the fold (see `MessageFold.log`): each read of `type` is a megamorphic lookup.
+    const type = chunk?.type
     if (type === 'retry') return this.retry(chunk as Extract<ProviderChunk, { type: 'retry' }>)
     let result: MessageUpdate | undefined | string
     // Only the fold is guarded: what downstream throws is not the stream's fault.
@@ -188,31 +188,7 @@ class ChunkLink extends LinkedObserver<ProviderChunk> {
       this.route(thrown)
     }
   }
-
-  /**
-   * `next(chunk)` from a sender that has read `chunk.type` already: `retryStream`'s attempt, the
-   * fold's source in every model call (see {@link typedChunks}). Its read is the fold's: chunks
-   * come in a dozen layouts, and each read of `type` is a megamorphic lookup, one per chunk fewer.
-   * TOOLS 200 turns, callgrind (40 warm-up runs, then 4 after two full GCs each, node
-   * --single-threaded): 53.98 -> 53.41 M instructions a run (megamorphic loads 0.46 M fewer).
-   */
-  nextOfType(chunk: ProviderChunk, type: ProviderChunk['type']): void {
-    if (this.stopped || this.closed) return
-    try {
-      ;(this.handlers as Accumulation).next(chunk, type)
-    } catch (thrown) {
-      this.route(thrown)
-    }
-  }
 }
-
-/**
- * `subscriber` when it is a fold's own chunk observer, which takes a chunk with its `type` read
- * already (`nextOfType`); otherwise `undefined`, and chunks go to `subscriber.next` as they are.
- * Internal: not exported from the package.
- */
-export const typedChunks = (subscriber: Subscriber<ProviderChunk>): Pick<ChunkLink, 'nextOfType'> | undefined =>
-  subscriber instanceof ChunkLink ? subscriber : undefined
 
 // Their hidden classes outlive a run (see `resident`).
 const residentAccumulation = resident(new Accumulation(unused, { model: { provider: 'resident', modelId: 'resident', thinkingLevel: 'off' }, now: () => 0 }))

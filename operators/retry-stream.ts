@@ -6,7 +6,6 @@ import { errorText } from '../src/types/codec.js'
 import { linked, LinkedObserver } from '../src/rx/linked-observer.js'
 import { callUser, CallbackError } from '../src/rx/user-callback.js'
 import { resident, unused } from '../src/rx/resident.js'
-import { typedChunks } from './accumulate-message.js'
 
 export type { RetryOptions } from '../src/types/run-config.js'
 
@@ -127,22 +126,15 @@ function startAgain(this: SchedulerAction<Retries>, retries?: Retries): void {
  */
 class Attempt {
   private stopped = false
-  /** The subscriber, when it is a message fold's, which takes the `type` read here along (see `typedChunks`). */
-  private readonly typed: ReturnType<typeof typedChunks>
 
   constructor(
     private readonly subscriber: Subscriber<ProviderChunk>,
     private readonly retries: Retries,
-  ) {
-    this.typed = typedChunks(subscriber)
-  }
+  ) {}
 
   next(chunk: ProviderChunk): void {
-    const type = chunk.type
-    if (type === 'stop') this.stopped = true
-    const typed = this.typed
-    if (typed !== undefined) typed.nextOfType(chunk, type)
-    else this.subscriber.next(chunk)
+    if (chunk.type === 'stop') this.stopped = true
+    this.subscriber.next(chunk)
   }
 
   error(error: unknown): void {
