@@ -259,15 +259,6 @@ export function withStreamMessage(state: AgentState, message: AssistantMessage |
 }
 
 /**
- * {@link withStreamMessage} of a state known to hold its transcript as a plain array (not
- * lazily): a state this made, as the store knows (`AgentStore.stream`), so no lookup of a
- * lazy transcript — a `WeakMap` get at every delta.
- */
-export function withStreamMessageOfPlain(state: AgentState, message: AssistantMessage | undefined): AgentState {
-  return state.streamMessage === message ? state : Object.freeze(withFields(state, state.messages, message))
-}
-
-/**
  * Folds a whole log: {@link reduceAgentLog} entry by entry, except that the
  * messages of consecutive `messageEnd` entries join the transcript together,
  * where the next entry reads or replaces it (`runFailed`, `reset`) or at the

@@ -9,11 +9,10 @@ import type { AgentEndEvent, AgentEvent, MessageUpdateEvent, PolicyDecisionEvent
 import type { AssistantMessage } from '../types/message.js'
 import type { AgentTool } from '../types/tool.js'
 import type { AgentLogCommand, AgentLogEntry, InitEntry } from './agent-log.js'
-import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, withStreamMessageOfPlain, type ToolResolver } from './agent-reducer.js'
+import { foldAgentLog, reduceAgentLog, stateOfInit, withStreamMessage, type ToolResolver } from './agent-reducer.js'
 import type { AgentState } from './agent-state.js'
 import { StreamMarker, type Clock } from './stream-marks.js'
 import { resident } from '../rx/resident.js'
-import { lazyTranscriptOf } from '../types/lazy-transcript.js'
 // The states a run builds, kept for the process (see the module).
 import { residentInit } from './resident-states.js'
 
@@ -96,8 +95,6 @@ export class AgentStore {
   private readonly marker: StreamMarker
   /** Chunks of the message streaming now not yet in `streamMessage` (see {@link LARGE_MESSAGE_BLOCKS}). */
   private unshown = 0
-  /** The current state was made by {@link stream} and holds its transcript as a plain array (see `stream`). */
-  private plain = false
 
   /** @param clock the agent's clock (its scheduler): the times of a streamed message's marks. */
   constructor(init: Omit<InitEntry, 'seq'>, tools: readonly AgentTool[], clock: Clock) {
@@ -140,22 +137,17 @@ export class AgentStore {
   private commit(entry: AgentLogEntry): AgentLogEntry {
     const state = reduceAgentLog(this.state$$.value, entry, this.resolve)
     this.entries.push(entry)
-    if (state !== this.state$$.value) {
-      this.plain = false
-      this.state$$.next(state)
-    }
+    if (state !== this.state$$.value) this.state$$.next(state)
     // No one follows the log (an agent without a durable session): no `Subject.next`, which allocates.
     if (this.log$$.observed) this.log$$.next(entry)
     return entry
   }
 
-  /** Logs what a run's `event` changes (the streamed message only transiently). @throws what the reducer throws. */
-  record(event: AgentEvent): void {
-    if (event.type !== 'messageUpdate') return this.recordEntry(event)
-    return this.recordUpdate(event)
-  }
-
-  /** What {@link record} does with a `messageUpdate`, for a caller that knows the event's type (see `ActiveRun.next`). */
+  /**
+   * Logs what a run's `messageUpdate` changes: the streamed message, transiently. Every other event
+   * goes to {@link recordEntry}: the run's handler reads each event's `type` once and calls the one
+   * that applies (see `ActiveRun.next`). @throws what the reducer throws.
+   */
   recordUpdate(event: MessageUpdateEvent): void {
     const chunks = this.chunks
     if (chunks !== undefined) chunks(event.chunk)
@@ -168,10 +160,9 @@ export class AgentStore {
   }
 
   /**
-   * Every event but a delta, out of `record` (see `recordEnd`): in a run of one long answer
-   * they come once between the deltas, and inlined in `record` deoptimized it at the answer's end.
-   * A run's handler of those events calls it directly (`ActiveRun.other`), so that its code
-   * does not take the delta path in with `record`.
+   * Every event but a delta, apart from {@link recordUpdate} (see `recordEnd`): in a run of one
+   * long answer they come once between the deltas, and inlined in the delta path they deoptimized
+   * it at the answer's end. A run's handler of those events calls it directly (`ActiveRun.other`).
    */
   recordEntry(event: Exclude<AgentEvent, MessageUpdateEvent>, type: Exclude<AgentEvent, MessageUpdateEvent>['type'] = event.type): void {
     // Switched on `type`, read once by the caller (a megamorphic lookup: see `ActiveRun.next`).
@@ -242,31 +233,14 @@ export class AgentStore {
   /** The transient update of the message streaming now (not logged: see `agent-reducer.ts`). */
   stream(message: AssistantMessage | undefined): void {
     this.unshown = 0
-    const current = this.state$$.value
-    // The state of the previous delta, made here with a plain transcript: no lookup of a lazy
-    // one (a `WeakMap` get per delta). A flag, set before each emission and cleared by every
-    // other change of the state, not the state itself: a young object stored into the old store
-    // at every delta took the write barrier's slow path. agent-tools 200 under callgrind (40
-    // warm-up runs, two full GCs before each of 4 runs): 155.7 -> 155.1 M instructions a run
-    // with the state kept, 154.7 -> 154.4 M with the flag; what it touches (`stream`, the
-    // snapshots' `next`, the WeakMap get, the write barrier) 5.2 -> 3.9 M a run, the rest of a
-    // run's total moving by up to ±0.5 M with the GC's share from one build to the next.
-    if (this.plain) {
-      const state = withStreamMessageOfPlain(current, message)
-      if (state === current) return
-      return this.state$$.next(state)
-    }
-    const state = withStreamMessage(current, message)
-    if (state === current) return
-    this.plain = lazyTranscriptOf(state) === undefined
-    this.state$$.next(state)
+    const state = withStreamMessage(this.state$$.value, message)
+    if (state !== this.state$$.value) this.state$$.next(state)
   }
 
   /** Replaces the log with `entries` (decoded, from `init`) and the state with their fold. */
   load(entries: readonly AgentLogEntry[]): void {
     const state = foldAgentLog(entries, this.resolve)
     this.entries = [...entries]
-    this.plain = false
     this.state$$.next(state)
   }
 }
