@@ -34,37 +34,12 @@ export interface Backing {
  */
 const newBacking = (items: AgentMessage[], firstCustom: number): Backing => ({ items, firstCustom, latest: undefined, tip: undefined })
 
-/** A base "class" that returns the object it is given: a derived class's `this` is then that object, which gets its private fields. */
-const Given = function (this: unknown, target: object) {
-  return target
-} as unknown as new (target: object) => object
+const BACKING = Symbol('rxagent.transcriptBacking')
 
-/**
- * A snapshot's backing, in a private field of the snapshot itself: a class's private name, added to
- * the array by the constructor the base class hands it to. Invisible to iteration, spreads, JSON,
- * deep equality and reflection (`Object.getOwnPropertySymbols` too). It was a non-enumerable
- * symbol property set with `Object.defineProperty`, a runtime call of about 2,000 instructions
- * (its descriptor read field by field) at every append, two a tool turn: TOOLS 200 turns, callgrind
- * (bench worker-style runs, 40 warm-up, then 4 after two full GCs, node --single-threaded):
- * 54.39 -> 54.11 M instructions a run (two measurements, 54.25 and 53.98: about 0.3 M of noise between
- * processes; the runtime calls of `Object.defineProperty`, 0.9 M a run, are gone).
- */
-class Stamped extends Given {
-  #backing: Backing
-
-  constructor(snapshot: readonly AgentMessage[], backing: Backing) {
-    super(snapshot)
-    this.#backing = backing
-  }
-
-  /** The backing `messages` was stamped with, if any (a primitive has none). */
-  static of(messages: readonly AgentMessage[]): Backing | undefined {
-    return typeof messages === 'object' && messages !== null && #backing in messages ? (messages as unknown as Stamped).#backing : undefined
-  }
-}
+type WithBacking = readonly AgentMessage[] & { readonly [BACKING]?: Backing }
 
 /** The backing array `messages` is a prefix of, if it was built here. */
-export const backingOf = (messages: readonly AgentMessage[]): Backing | undefined => Stamped.of(messages)
+export const backingOf = (messages: readonly AgentMessage[]): Backing | undefined => (messages as WithBacking)[BACKING]
 
 /**
  * An opaque key shared by every transcript built here on the same backing
@@ -142,8 +117,8 @@ export function snapshotOf(backing: Backing, length: number): readonly AgentMess
   // Frozen and the same prefix: two holders appending the same messages (the loop, the Agent's state) share one copy.
   if (backing.latest?.length === length) return backing.latest
   const snapshot = backing.items.slice(0, length)
-  // Stamped before it is frozen (see `Stamped`).
-  new Stamped(snapshot, backing)
+  // Not enumerable: invisible to iteration, spreads, JSON and deep equality.
+  Object.defineProperty(snapshot, BACKING, { value: backing })
   backing.latest = Object.freeze(snapshot)
   return backing.latest
 }
